@@ -1,0 +1,200 @@
+package dev.stealing
+
+import java.lang.invoke.VarHandle
+import java.util.concurrent.Callable
+import java.util.concurrent.CancellationException
+import java.util.concurrent.CompletionException
+import java.util.concurrent.ExecutionException
+import java.util.concurrent.RunnableFuture
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.TimeoutException
+
+/**
+ * A task forked onto a [StealingDispatcher]: a [java.util.concurrent.Future] with a cheap
+ * [join]. Created by [StealingDispatcher.fork] and by the `submit` methods of
+ * [StealingDispatcher.executor].
+ *
+ * [join] and [get] called on a worker of the task's pool first try to run the task *inline*:
+ * if it is still queued in the caller's own deque (anywhere in it), it is removed and run right
+ * there. If it was stolen, the caller *helps*: it runs other queued tasks while it waits, nested
+ * at most [StealingOptions.maxInlineDepth] deep. Only then does it block. Called from any other
+ * thread, they simply block.
+ *
+ * Exactly-once: a forked task is run only by whoever removes it from a queue (pop, steal or
+ * inline removal are mutually exclusive), so it never runs twice. [cancel] before it runs turns
+ * it into a tombstone that completes without running the callable.
+ *
+ * State: one field, `result`, which holds a NOT_DONE marker until a single CAS installs the
+ * value or a failure (as in `CompletableFuture`); a blocking waiter raises `hasWaiters` first.
+ */
+public class ForkedTask<T> internal constructor(
+    callable: Callable<T>,
+    private val pool: WorkStealingPool,
+) : RunnableFuture<T> {
+    private var callable: Callable<T>? = callable
+
+    /**
+     * [NOT_DONE] until completion; then the value ([NULL_VALUE] for null) or a [Failure].
+     * Completion is the single CAS away from [NOT_DONE] in [complete]. Through [RESULT].
+     */
+    @Suppress("unused") private var result: Any? = NOT_DONE
+
+    /** Set by a thread about to block; read by the completer after its CAS (Dekker pair). */
+    @Volatile private var hasWaiters = false
+
+    private fun result(): Any? = RESULT.getVolatile(this) // pairs with the completion CAS
+
+    /** Runs the task unless it is already done or cancelled. Called by the pool. */
+    override fun run() {
+        if (result() !== NOT_DONE) return // cancelled (or done) before it ran: dead work
+        val c = callable ?: return
+        val value: T = try {
+            c.call()
+        } catch (e: Throwable) {
+            complete(Failure(e, cancelled = false))
+            return
+        }
+        complete(value ?: NULL_VALUE)
+    }
+
+    private fun complete(outcome: Any): Boolean {
+        if (!RESULT.compareAndSet(this, NOT_DONE, outcome)) return false
+        callable = null
+        // The CAS above and this volatile read are both volatile accesses, so they cannot be
+        // reordered: pairs with the write of hasWaiters before the re-check in blockUntilDone().
+        if (hasWaiters) synchronized(this) { (this as Object).notifyAll() }
+        return true
+    }
+
+    override fun isDone(): Boolean = result() !== NOT_DONE
+
+    override fun isCancelled(): Boolean = (result() as? Failure)?.cancelled == true
+
+    /**
+     * Cancels the task if it has not completed. A task still queued never runs its callable; a
+     * running one runs to the end but its result is discarded. [mayInterruptIfRunning] is
+     * ignored (as for `CompletableFuture`).
+     */
+    override fun cancel(mayInterruptIfRunning: Boolean): Boolean =
+        complete(Failure(CancellationException("task was cancelled"), cancelled = true))
+
+    /**
+     * Waits for the result and returns it; inlines or helps when called on a worker (see the
+     * class comment). Not interruptible (an interrupt is kept for later, as in `ForkJoinTask`).
+     * Throws [CancellationException] if cancelled; rethrows the task's unchecked exception as
+     * is, and wraps a checked one in [CompletionException].
+     */
+    public fun join(): T {
+        if (!isDone) {
+            tryInlineOrHelp()
+            if (!isDone) blockUntilDone(Long.MAX_VALUE, interruptible = false)
+        }
+        val r = result()
+        if (r !is Failure) return unwrap(r)
+        val e = r.exception
+        throw if (r.cancelled || e is RuntimeException || e is Error) e else CompletionException(e)
+    }
+
+    /** Like [join], but interruptible and a failure is wrapped in [ExecutionException], as `Future` requires. */
+    @Throws(InterruptedException::class, ExecutionException::class)
+    override fun get(): T {
+        if (!isDone) {
+            tryInlineOrHelp()
+            if (!isDone) blockUntilDone(Long.MAX_VALUE, interruptible = true)
+        }
+        return report()
+    }
+
+    /**
+     * Waits at most [timeout] for the result. Inlining and helping happen as in [join] (a
+     * helped task is not interrupted by the timeout). A negative [timeout] is an error.
+     */
+    @Throws(InterruptedException::class, ExecutionException::class, TimeoutException::class)
+    override fun get(timeout: Long, unit: TimeUnit): T {
+        require(timeout >= 0) { "timeout must be >= 0, was $timeout" }
+        if (!isDone) {
+            tryInlineOrHelp()
+            if (!isDone && !blockUntilDone(unit.toNanos(timeout), interruptible = true)) {
+                throw TimeoutException("task not done after $timeout $unit")
+            }
+        }
+        return report()
+    }
+
+    private fun report(): T {
+        val r = result()
+        if (r !is Failure) return unwrap(r)
+        throw if (r.cancelled) r.exception else ExecutionException(r.exception)
+    }
+
+    @Suppress("UNCHECKED_CAST")
+    private fun unwrap(r: Any?): T = (if (r === NULL_VALUE) null else r) as T
+
+    /** On a worker of [pool]: run this task inline if still queued locally, else help. */
+    private fun tryInlineOrHelp() {
+        val w = pool.currentWorker() ?: return
+        if (!w.canNest()) return
+        val removed = w.deque.tryRemove(this)
+        if (removed != null) {
+            w.inlined++
+            w.runNested(removed)
+            return
+        }
+        while (!isDone && w.canNest()) {
+            val task = w.deque.pop() ?: w.scanOthers() ?: return
+            w.helped++
+            w.runNested(task)
+        }
+    }
+
+    /** Blocks until done or [nanos] pass; true if done. */
+    private fun blockUntilDone(nanos: Long, interruptible: Boolean): Boolean {
+        val w = pool.currentWorker()
+        if (w != null) {
+            w.blockedJoins++
+            // Our deque may still hold tasks (helping stopped at the depth bound): make sure
+            // another worker is awake to take them while we block.
+            VarHandle.fullFence() // pairs with the fence after the idle push in IdleControl
+            pool.idle.signalWork()
+        }
+        hasWaiters = true // volatile; the completer reads it after its CAS
+        val deadline = if (nanos == Long.MAX_VALUE) Long.MAX_VALUE else System.nanoTime() + nanos
+        var interrupted = false
+        try {
+            synchronized(this) {
+                while (!isDone) {
+                    val left = if (deadline == Long.MAX_VALUE) 0L else deadline - System.nanoTime()
+                    if (deadline != Long.MAX_VALUE && left <= 0) return false
+                    try {
+                        if (deadline == Long.MAX_VALUE) (this as Object).wait() else TimeUnit.NANOSECONDS.timedWait(this, left)
+                    } catch (e: InterruptedException) {
+                        if (interruptible) throw e
+                        interrupted = true
+                    }
+                }
+            }
+            return true
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt()
+        }
+    }
+
+    override fun toString(): String {
+        val r = result()
+        val state = when {
+            r === NOT_DONE -> "not completed"
+            r !is Failure -> "completed normally"
+            r.cancelled -> "cancelled"
+            else -> "completed exceptionally: ${r.exception}"
+        }
+        return "ForkedTask@${Integer.toHexString(hashCode())}[$state]"
+    }
+
+    private class Failure(@JvmField val exception: Throwable, @JvmField val cancelled: Boolean)
+
+    private companion object {
+        val NOT_DONE = Any()
+        val NULL_VALUE = Any()
+        val RESULT: VarHandle = fieldHandle(ForkedTask::class.java, "result", Any::class.java)
+    }
+}

@@ -1,0 +1,192 @@
+package dev.stealing
+
+import java.lang.invoke.MethodHandles
+import java.lang.invoke.VarHandle
+
+/**
+ * The pool's global queue: work submitted from threads that are not workers of the pool, and
+ * `yield()`ed coroutines. Multi-producer, multi-consumer, FIFO, lock-free, unbounded.
+ *
+ * Design: a chain of [Segment]s, each a bounded ring in the style of Dmitry Vyukov's MPMC queue
+ * (one sequence number per slot; producers and consumers claim positions by CAS). While the
+ * queue keeps up, one segment is reused forever, so a steady stream of tasks allocates nothing.
+ * A producer that finds its segment full closes it (a CLOSED bit in its enqueue position) and
+ * links a fresh segment; consumers move past a segment once it is closed and drained.
+ *
+ * Closing the queue ([close]) closes every segment and links the [TOMBSTONE] after the last one,
+ * so from then on [offer] fails. This makes shutdown linearizable at no cost to the hot path:
+ * an offer either succeeded before close (and its task is drained by the workers, see
+ * [isDrained]) or fails and is rejected by the caller.
+ *
+ * A producer that has claimed a slot but not yet written it makes [poll] return null ("empty"):
+ * that producer will signal the pool after its write (see `docs/parking.md`), so reading the
+ * queue as empty here never loses a task.
+ */
+internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) {
+    init {
+        require(segmentCapacity >= 2 && segmentCapacity and (segmentCapacity - 1) == 0) {
+            "segmentCapacity must be a power of two >= 2, was $segmentCapacity"
+        }
+    }
+
+    @Volatile private var head: Segment = Segment(segmentCapacity)
+    @Volatile private var tail: Segment = head
+
+    /** Any thread. Appends [task]; false only after [close]. */
+    fun offer(task: Runnable): Boolean {
+        while (true) {
+            val seg = tail
+            if (seg.offer(task)) return true
+            // seg is closed (full, or the queue is closing): move on to the next segment.
+            var next = seg.next
+            if (next == null) {
+                val fresh = Segment(segmentCapacity)
+                next = if (seg.casNext(null, fresh)) fresh else seg.next!!
+            }
+            if (next === TOMBSTONE) return false
+            TAIL.compareAndSet(this, seg, next) // helping; failure means someone else advanced it
+        }
+    }
+
+    /** Any thread. Takes the oldest task, or null if none is ready. */
+    fun poll(): Runnable? {
+        while (true) {
+            val seg = head
+            val r = seg.poll()
+            if (r !== EXHAUSTED) return r as Runnable?
+            val next = seg.next ?: return null // the closer is linking the next one: read as empty
+            if (next === TOMBSTONE) return null
+            HEAD.compareAndSet(this, seg, next) // helping; failure means someone else advanced it
+        }
+    }
+
+    /** Any thread. Closes the queue: every later [offer] fails. Idempotent. */
+    fun close() {
+        var seg = tail
+        while (true) {
+            seg.closeForOffers()
+            if (seg.casNext(null, TOMBSTONE)) return
+            val next = seg.next!!
+            if (next === TOMBSTONE) return
+            seg = next
+        }
+    }
+
+    /**
+     * True when the queue is closed and every task that was ever offered has been polled
+     * (claimed-but-unwritten slots count as not drained).
+     */
+    fun isDrained(): Boolean {
+        var seg = head
+        while (true) {
+            if (!seg.isClosedAndEmpty()) return false
+            seg = seg.next ?: return false
+            if (seg === TOMBSTONE) return true
+        }
+    }
+
+    /** Any thread. A racy estimate of the number of queued tasks. */
+    fun size(): Int {
+        var n = 0L
+        var seg: Segment? = head
+        while (seg != null && seg !== TOMBSTONE) {
+            n += seg.size()
+            seg = seg.next
+        }
+        return n.coerceAtMost(Int.MAX_VALUE.toLong()).toInt()
+    }
+
+    /** A bounded Vyukov ring; see the class comment of [GlobalQueue]. */
+    private class Segment(capacity: Int) {
+        private val mask = capacity - 1
+        private val items = arrayOfNulls<Runnable>(capacity)
+        /** seqs[i] == pos: slot free for the producer of pos; == pos + 1: filled for the consumer of pos. */
+        private val seqs = LongArray(capacity) { it.toLong() }
+        @Suppress("unused") private var enqPos: Long = 0 // through ENQ; may carry CLOSED
+        @Suppress("unused") private var deqPos: Long = 0 // through DEQ
+        @Volatile var next: Segment? = null
+
+        fun casNext(expected: Segment?, value: Segment): Boolean = NEXT.compareAndSet(this, expected, value)
+
+        fun offer(task: Runnable): Boolean {
+            var pos = ENQ.getVolatile(this) as Long
+            while (true) {
+                if (pos and CLOSED != 0L) return false
+                val i = (pos and mask.toLong()).toInt()
+                val seq = SEQ.getAcquire(seqs, i) as Long // pairs with setRelease in poll()
+                val dif = seq - pos
+                if (dif == 0L) {
+                    if (ENQ.compareAndSet(this, pos, pos + 1)) {
+                        items[i] = task // plain: published by the release store below
+                        SEQ.setRelease(seqs, i, pos + 1) // pairs with getAcquire in poll()
+                        return true
+                    }
+                } else if (dif < 0L) {
+                    // The consumer of pos - capacity has not freed this slot: the ring is full.
+                    ENQ.compareAndSet(this, pos, pos or CLOSED)
+                }
+                pos = ENQ.getVolatile(this) as Long
+            }
+        }
+
+        /** Returns a task, null when nothing is ready, or [EXHAUSTED] when closed and drained. */
+        fun poll(): Any? {
+            var pos = DEQ.getVolatile(this) as Long
+            while (true) {
+                val i = (pos and mask.toLong()).toInt()
+                val seq = SEQ.getAcquire(seqs, i) as Long // pairs with setRelease in offer()
+                val dif = seq - (pos + 1)
+                if (dif == 0L) {
+                    if (DEQ.compareAndSet(this, pos, pos + 1)) {
+                        val task = items[i]
+                        items[i] = null
+                        SEQ.setRelease(seqs, i, pos + mask + 1) // frees the slot; pairs with offer()
+                        return task
+                    }
+                } else if (dif < 0L) {
+                    // Slot not filled: empty, or a producer claimed it and is still writing.
+                    val e = ENQ.getVolatile(this) as Long
+                    return if (e and CLOSED != 0L && (e and CLOSED.inv()) == pos) EXHAUSTED else null
+                }
+                pos = DEQ.getVolatile(this) as Long
+            }
+        }
+
+        fun closeForOffers() {
+            while (true) {
+                val e = ENQ.getVolatile(this) as Long
+                if (e and CLOSED != 0L || ENQ.compareAndSet(this, e, e or CLOSED)) return
+            }
+        }
+
+        fun isClosedAndEmpty(): Boolean {
+            val e = ENQ.getVolatile(this) as Long
+            return e and CLOSED != 0L && (e and CLOSED.inv()) == DEQ.getVolatile(this) as Long
+        }
+
+        fun size(): Long {
+            val d = DEQ.getVolatile(this) as Long
+            val e = (ENQ.getVolatile(this) as Long) and CLOSED.inv()
+            return (e - d).coerceAtLeast(0)
+        }
+
+        companion object {
+            val ENQ: VarHandle = fieldHandle(Segment::class.java, "enqPos", Long::class.javaPrimitiveType!!)
+            val DEQ: VarHandle = fieldHandle(Segment::class.java, "deqPos", Long::class.javaPrimitiveType!!)
+            val NEXT: VarHandle = fieldHandle(Segment::class.java, "next", Segment::class.java)
+            val SEQ: VarHandle = MethodHandles.arrayElementVarHandle(LongArray::class.java)
+        }
+    }
+
+    private companion object {
+        const val SEGMENT_CAPACITY = 1024
+        const val CLOSED = 1L shl 62
+        val EXHAUSTED = Any()
+
+        /** Permanently closed and empty; linked after the last segment by [close]. */
+        val TOMBSTONE = Segment(2).also { it.closeForOffers() }
+
+        val HEAD: VarHandle = fieldHandle(GlobalQueue::class.java, "head", Segment::class.java)
+        val TAIL: VarHandle = fieldHandle(GlobalQueue::class.java, "tail", Segment::class.java)
+    }
+}

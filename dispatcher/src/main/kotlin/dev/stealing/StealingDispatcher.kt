@@ -1,0 +1,152 @@
+package dev.stealing
+
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.ExecutorCoroutineDispatcher
+import kotlinx.coroutines.InternalCoroutinesApi
+import kotlinx.coroutines.cancel
+import java.util.concurrent.Callable
+import java.util.concurrent.CancellationException
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.RejectedExecutionException
+import kotlin.coroutines.CoroutineContext
+
+/**
+ * A work-stealing coroutine dispatcher and executor.
+ *
+ * ```kotlin
+ * withContext(StealingDispatcher) { ... }                  // the shared pool
+ * StealingDispatcher(parallelism = 4).use { pool ->        // an isolated pool
+ *     withContext(pool) { ... }
+ * }
+ * ```
+ *
+ * Each worker owns a deque: work dispatched from a worker goes onto its own deque and runs
+ * newest-first; idle workers steal the oldest work of others. Work dispatched from any other
+ * thread, and every `yield()`, goes to a FIFO global queue. Idle workers park and cost no CPU;
+ * they are woken one at a time as work appears, and no wake-up is ever lost
+ * (`docs/parking.md`).
+ *
+ * [close] stops intake, runs everything already accepted and joins the threads. After it, a
+ * coroutine dispatched here from outside the pool has its job cancelled and finishes on
+ * [Dispatchers.IO], as with kotlinx's own executor dispatchers, and [executor] throws
+ * [RejectedExecutionException].
+ *
+ * @param parallelism number of worker threads (started lazily), at least 1; defaults to the
+ *   number of available processors.
+ * @param name prefix of the worker threads' names and of [toString].
+ * @param options tuning and behaviour; see [StealingOptions].
+ */
+public class StealingDispatcher private constructor(
+    internal val pool: WorkStealingPool,
+    private val shared: Boolean,
+) : ExecutorCoroutineDispatcher() {
+
+    /** Creates an isolated pool. See the class documentation for the parameters. */
+    @JvmOverloads
+    public constructor(
+        parallelism: Int = Runtime.getRuntime().availableProcessors(),
+        name: String = "stealing",
+        options: StealingOptions = StealingOptions.DEFAULT,
+    ) : this(WorkStealingPool(parallelism, name, options), shared = false)
+
+    private val executorService = StealingExecutorService(pool, closeable = !shared)
+
+    /**
+     * This pool as a Java [ExecutorService]: `submit` returns [ForkedTask]s; `shutdown`,
+     * `shutdownNow` and `awaitTermination` act on the pool.
+     */
+    override val executor: ExecutorService get() = executorService
+
+    /** Number of worker threads this pool runs at most (for CPU work). */
+    public val parallelism: Int get() = pool.parallelism
+
+    /** Always true: work is always handed to the pool. */
+    override fun isDispatchNeeded(context: CoroutineContext): Boolean = true
+
+    override fun dispatch(context: CoroutineContext, block: Runnable) {
+        if (!pool.execute(block)) rejectContinuation(context, block)
+    }
+
+    /** `yield()` goes to the back of the global queue, so every other queued coroutine runs first. */
+    @InternalCoroutinesApi
+    override fun dispatchYield(context: CoroutineContext, block: Runnable) {
+        if (!pool.executeFair(block)) rejectContinuation(context, block)
+    }
+
+    /**
+     * Forks [task] onto this pool: queued on the caller's deque when called from a worker, else
+     * on the global queue. [ForkedTask.join] runs it inline if it is still queued locally.
+     *
+     * @throws RejectedExecutionException if the pool is shut down.
+     */
+    public fun <T> fork(task: Callable<T>): ForkedTask<T> = executorService.fork(task)
+
+    /** A snapshot of this pool's counters and queue depths. */
+    public fun stats(): StealingStats = pool.stats()
+
+    /**
+     * Stops intake, runs everything already accepted, and waits for the worker threads to
+     * finish (except the calling thread, if it is one of them). Idempotent.
+     *
+     * @throws UnsupportedOperationException on the shared [StealingDispatcher.Default].
+     */
+    override fun close() {
+        if (shared) throw UnsupportedOperationException("The shared StealingDispatcher.Default cannot be closed")
+        pool.shutdown()
+        pool.joinAll()
+    }
+
+    /** `name[parallelism = n, threads = t, queued = q, executed = e, steals = s]`, or `StealingDispatcher.Default`. */
+    override fun toString(): String {
+        if (shared) return "StealingDispatcher.Default"
+        val s = pool.stats()
+        return "${pool.name}[parallelism = ${pool.parallelism}, threads = ${s.threads}, state = ${s.state}, " +
+            "queued = ${s.queuedTasks}, executed = ${s.executed}, steals = ${s.steals}]"
+    }
+
+    /**
+     * The shared pool, with one worker per available processor and daemon threads, created on
+     * first use: `withContext(StealingDispatcher) { ... }`. It cannot be closed. From Java it is
+     * `StealingDispatcher.Default` (e.g. `StealingDispatcher.Default.fork(task)`).
+     */
+    public companion object Default : CoroutineDispatcher() {
+        private val instance: StealingDispatcher by lazy {
+            StealingDispatcher(
+                WorkStealingPool(Runtime.getRuntime().availableProcessors(), "StealingDispatcher.Default", StealingOptions.DEFAULT),
+                shared = true,
+            )
+        }
+
+        /** The shared pool as an [ExecutorService]; it cannot be shut down. */
+        public val executor: ExecutorService get() = instance.executor
+
+        /** Always true: work is always handed to the pool. */
+        override fun isDispatchNeeded(context: CoroutineContext): Boolean = true
+
+        override fun dispatch(context: CoroutineContext, block: Runnable): Unit = instance.dispatch(context, block)
+
+        /** `yield()` goes to the back of the global queue. */
+        @InternalCoroutinesApi
+        override fun dispatchYield(context: CoroutineContext, block: Runnable): Unit =
+            instance.dispatchYield(context, block)
+
+        /** [StealingDispatcher.fork] on the shared pool. */
+        public fun <T> fork(task: Callable<T>): ForkedTask<T> = instance.fork(task)
+
+        /** [StealingDispatcher.stats] of the shared pool. */
+        public fun stats(): StealingStats = instance.stats()
+
+        override fun toString(): String = "StealingDispatcher.Default"
+    }
+}
+
+/**
+ * A coroutine task that cannot be queued because its pool is shut down: cancel its job and run
+ * it on [Dispatchers.IO] so the coroutine completes (with cancellation), exactly as kotlinx's
+ * executor dispatchers handle a [RejectedExecutionException].
+ */
+internal fun rejectContinuation(context: CoroutineContext, block: Runnable) {
+    context.cancel(CancellationException("The task was rejected: the StealingDispatcher is closed"))
+    Dispatchers.IO.dispatch(context, block)
+}

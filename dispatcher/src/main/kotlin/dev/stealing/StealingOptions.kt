@@ -1,0 +1,97 @@
+package dev.stealing
+
+/**
+ * Tuning and behaviour options of a [StealingDispatcher]. Immutable; derive variants with the
+ * `with...` methods (Java) or named arguments (Kotlin):
+ *
+ * ```kotlin
+ * StealingDispatcher(4, "compute", StealingOptions(daemon = false))
+ * ```
+ * ```java
+ * new StealingDispatcher(4, "compute", StealingOptions.DEFAULT.withDaemon(false));
+ * ```
+ *
+ * Every value is checked when the options are created; a bad one throws
+ * [IllegalArgumentException] naming the parameter and the value.
+ *
+ * @property daemon whether worker threads are daemon threads (default true, as for
+ *   `Dispatchers.Default` and `ForkJoinPool`), so a forgotten pool does not keep the JVM alive.
+ * @property exceptionHandler receives every exception thrown by a task submitted through the
+ *   Executor path; null (default) reports to the worker thread's uncaught-exception handler.
+ *   The worker survives either way. Coroutine failures follow kotlinx rules instead.
+ * @property spinRounds extra steal rounds (after the first) a worker makes, with a spin-wait
+ *   before each, before it parks (default 32). Higher values trade idle CPU for wake-up latency.
+ * @property globalCheckInterval every this many tasks a worker looks at the global queue and at
+ *   the oldest task of its own deque first, so neither starves (default 61).
+ * @property initialDequeCapacity initial ring size of each worker's deque; a power of two >= 2
+ *   (default 64). It grows as needed; small values are for tests.
+ * @property maxInlineDepth how many tasks may be nested on one thread by wait-inlining and
+ *   helping joins before a join falls back to suspending or blocking (default 256).
+ */
+public class StealingOptions(
+    public val daemon: Boolean = true,
+    public val exceptionHandler: TaskExceptionHandler? = null,
+    public val spinRounds: Int = 32,
+    public val globalCheckInterval: Int = 61,
+    public val initialDequeCapacity: Int = 64,
+    public val maxInlineDepth: Int = 256,
+) {
+    init {
+        require(spinRounds >= 0) { "spinRounds must be >= 0, was $spinRounds" }
+        require(globalCheckInterval >= 1) { "globalCheckInterval must be >= 1, was $globalCheckInterval" }
+        require(initialDequeCapacity >= 2 && initialDequeCapacity and (initialDequeCapacity - 1) == 0) {
+            "initialDequeCapacity must be a power of two >= 2, was $initialDequeCapacity"
+        }
+        require(maxInlineDepth >= 0) { "maxInlineDepth must be >= 0, was $maxInlineDepth" }
+    }
+
+    /** A copy with [daemon] replaced. */
+    public fun withDaemon(daemon: Boolean): StealingOptions = copy(daemon = daemon)
+
+    /** A copy with [exceptionHandler] replaced. */
+    public fun withExceptionHandler(exceptionHandler: TaskExceptionHandler?): StealingOptions =
+        copy(exceptionHandler = exceptionHandler)
+
+    /** A copy with [spinRounds] replaced. */
+    public fun withSpinRounds(spinRounds: Int): StealingOptions = copy(spinRounds = spinRounds)
+
+    /** A copy with [globalCheckInterval] replaced. */
+    public fun withGlobalCheckInterval(globalCheckInterval: Int): StealingOptions =
+        copy(globalCheckInterval = globalCheckInterval)
+
+    /** A copy with [initialDequeCapacity] replaced. */
+    public fun withInitialDequeCapacity(initialDequeCapacity: Int): StealingOptions =
+        copy(initialDequeCapacity = initialDequeCapacity)
+
+    /** A copy with [maxInlineDepth] replaced. */
+    public fun withMaxInlineDepth(maxInlineDepth: Int): StealingOptions = copy(maxInlineDepth = maxInlineDepth)
+
+    private fun copy(
+        daemon: Boolean = this.daemon,
+        exceptionHandler: TaskExceptionHandler? = this.exceptionHandler,
+        spinRounds: Int = this.spinRounds,
+        globalCheckInterval: Int = this.globalCheckInterval,
+        initialDequeCapacity: Int = this.initialDequeCapacity,
+        maxInlineDepth: Int = this.maxInlineDepth,
+    ) = StealingOptions(daemon, exceptionHandler, spinRounds, globalCheckInterval, initialDequeCapacity, maxInlineDepth)
+
+    override fun toString(): String =
+        "StealingOptions(daemon=$daemon, exceptionHandler=$exceptionHandler, spinRounds=$spinRounds, " +
+            "globalCheckInterval=$globalCheckInterval, initialDequeCapacity=$initialDequeCapacity, " +
+            "maxInlineDepth=$maxInlineDepth)"
+
+    public companion object {
+        /** The defaults. */
+        @JvmField
+        public val DEFAULT: StealingOptions = StealingOptions()
+    }
+}
+
+/** Receives exceptions thrown by tasks submitted through the Executor path. */
+public fun interface TaskExceptionHandler {
+    /**
+     * Called on the worker thread that ran [task] (or on the thread that rejected it) with the
+     * exception [exception]. Exceptions thrown from here are ignored; the worker lives on.
+     */
+    public fun handleException(task: Runnable, exception: Throwable)
+}

@@ -1,0 +1,58 @@
+package dev.stealing
+
+/**
+ * An immutable snapshot of a pool's counters, taken by [StealingDispatcher.stats]. Counters are
+ * summed from per-worker fields without stopping the workers, so a snapshot of a busy pool is
+ * consistent per counter, not across counters.
+ *
+ * @property name the pool's name.
+ * @property parallelism the target number of workers.
+ * @property threads worker threads currently alive (they start lazily).
+ * @property idleThreads workers parked or about to park.
+ * @property executed tasks run by workers (including inlined and helped ones).
+ * @property localPops tasks a worker took from its own deque.
+ * @property globalPops tasks taken from the global queue.
+ * @property stealAttempts steal attempts on other workers' deques.
+ * @property steals successful steals.
+ * @property inlined children run inline by `awaitInline` or `ForkedTask.join` instead of waiting.
+ * @property helped tasks run by a joining worker while its joined task ran elsewhere.
+ * @property blockedJoins joins that had to block (or suspend) after inlining and helping failed.
+ * @property parks times a worker parked.
+ * @property unparks times a parked worker was woken.
+ * @property failed tasks that threw (Executor path).
+ * @property rejected tasks rejected because the pool was shut down.
+ * @property globalQueueDepth tasks waiting in the global queue.
+ * @property workerQueueDepths tasks waiting in each started worker's deque.
+ * @property state `running`, `shutting down`, `stopping` or `terminated`.
+ */
+public class StealingStats internal constructor(
+    public val name: String,
+    public val parallelism: Int,
+    public val threads: Int,
+    public val idleThreads: Int,
+    public val executed: Long,
+    public val localPops: Long,
+    public val globalPops: Long,
+    public val stealAttempts: Long,
+    public val steals: Long,
+    public val inlined: Long,
+    public val helped: Long,
+    public val blockedJoins: Long,
+    public val parks: Long,
+    public val unparks: Long,
+    public val failed: Long,
+    public val rejected: Long,
+    public val globalQueueDepth: Int,
+    public val workerQueueDepths: List<Int>,
+    public val state: String,
+) {
+    /** Tasks queued anywhere in the pool. */
+    public val queuedTasks: Int get() = globalQueueDepth + workerQueueDepths.sum()
+
+    override fun toString(): String =
+        "StealingStats(name=$name, state=$state, parallelism=$parallelism, threads=$threads, " +
+            "idle=$idleThreads, executed=$executed, localPops=$localPops, globalPops=$globalPops, " +
+            "steals=$steals/$stealAttempts, inlined=$inlined, helped=$helped, blockedJoins=$blockedJoins, " +
+            "parks=$parks, unparks=$unparks, failed=$failed, rejected=$rejected, " +
+            "globalQueue=$globalQueueDepth, workerQueues=$workerQueueDepths)"
+}

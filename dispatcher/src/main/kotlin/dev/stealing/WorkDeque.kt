@@ -1,0 +1,217 @@
+package dev.stealing
+
+import java.lang.invoke.VarHandle
+
+/**
+ * A per-worker Chase-Lev work-stealing deque (Chase and Lev, SPAA'05) with the C11 memory
+ * ordering of Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing for Weak
+ * Memory Models" (PPoPP'13), translated to VarHandle access modes. `docs/deque.md` has the
+ * argument in full.
+ *
+ * Layout: a ring buffer `array` indexed by the unbounded counters `top` (thief end, oldest task)
+ * and `bottom` (owner end, newest task). Slots `[top, bottom)` hold tasks.
+ *
+ * Who may call what:
+ * - the owner (one thread, the worker that the deque belongs to): [push], [pop], [tryRemove],
+ *   [pollOldest] and [drainTo] is for shutdown only. None of them takes a lock; [push] does no
+ *   CAS at all, [pop] does a CAS only when it races thieves for the last task.
+ * - any thread: [steal], [size].
+ *
+ * Invariants:
+ * - `top` only grows, by CAS; `bottom` is written only by the owner.
+ * - Every task pushed is returned by exactly one successful [pop], [steal], [tryRemove] or
+ *   [pollOldest] (the CAS on `top` decides every contested slot).
+ * - The array only grows; a grown array is published before the `bottom` store that makes a
+ *   slot in it visible, so a thief that acquires `bottom` reads an array that holds its slot.
+ *
+ * [tryRemove] generalises pop to any position: it hides the suffix `[i, bottom)` from thieves by
+ * lowering `bottom` to `i`, fences, and then owns the suffix if `top < i`, races for it with a
+ * CAS if `top == i`, or finds the task already stolen if `top > i`.
+ */
+internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
+    init {
+        require(initialCapacity >= 2 && initialCapacity and (initialCapacity - 1) == 0) {
+            "initialCapacity must be a power of two >= 2, was $initialCapacity"
+        }
+    }
+
+    /** Index of the oldest task; advanced only by CAS. Accessed through [TOP]. */
+    @Suppress("unused") private var top: Long = 0
+
+    /** One past the newest task; written only by the owner. Accessed through [BOTTOM]. */
+    @Suppress("unused") private var bottom: Long = 0
+
+    /**
+     * The ring. Volatile so that a thief's read after its acquire of `bottom` cannot see an
+     * array older than the one the owner published before that `bottom` store (growth only).
+     */
+    @Volatile private var array: Array<Runnable?> = arrayOfNulls(initialCapacity)
+
+    /** Owner only. Pushes [task] at the owner end. No lock, no CAS. */
+    fun push(task: Runnable) {
+        val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
+        val t = TOP.getAcquire(this) as Long // pairs with the CAS on top in steal()/pop()
+        var a = array
+        if (b - t > a.size - 1) a = grow(a, t, b)
+        a[slot(a, b)] = task // plain: published by the release store below
+        BOTTOM.setRelease(this, b + 1) // pairs with getAcquire of bottom in steal()
+    }
+
+    /** Owner only. Pops the newest task, or returns null when empty (or the last task was stolen). */
+    fun pop(): Runnable? {
+        val b = (BOTTOM.get(this) as Long) - 1
+        val a = array
+        BOTTOM.setOpaque(this, b)
+        // Store-load barrier: the bottom store above must be visible before top is read below.
+        // Pairs with the fullFence in steal() between its reads of top and bottom.
+        VarHandle.fullFence()
+        val t = TOP.getOpaque(this) as Long
+        if (t > b) { // empty
+            BOTTOM.setOpaque(this, b + 1)
+            return null
+        }
+        val i = slot(a, b)
+        val task = a[i]
+        if (t == b) { // last task: race the thieves for it
+            val won = TOP.compareAndSet(this, t, t + 1) // pairs with the CAS in steal()
+            BOTTOM.setOpaque(this, b + 1)
+            return if (won) task else null
+        }
+        a[i] = null // slot b is ours alone: no thief can win index b while top < b
+        return task
+    }
+
+    /**
+     * Any thread. Takes the oldest task. [StealResult.RETRY] means a concurrent pop/steal won
+     * the race, so the deque may still hold tasks: never read it as empty.
+     */
+    fun steal(): StealResult {
+        val t = TOP.getAcquire(this) as Long // pairs with the CAS on top by other thieves/owner
+        // Load-load barrier ordering the top read before the bottom read; pairs with the
+        // fullFence in pop()/tryRemove() so a thief and the owner never both take slot t.
+        VarHandle.fullFence()
+        val b = BOTTOM.getAcquire(this) as Long // pairs with setRelease of bottom in push()
+        if (t >= b) return StealResult.EMPTY
+        val a = array // volatile read after the acquire above: at least the array that holds slot t
+        val task = a[slot(a, t)]
+        // A stale slot read is harmless: if the slot was reused, top has moved and the CAS fails.
+        if (!TOP.compareAndSet(this, t, t + 1)) return StealResult.RETRY
+        return StealResult.success(task!!)
+    }
+
+    /**
+     * Owner only. Takes the oldest task for fairness within the owner's own deque (so a task at
+     * the bottom of a busy LIFO deque is not starved). Retries lost races itself.
+     */
+    fun pollOldest(): Runnable? {
+        while (true) {
+            val r = steal()
+            if (!r.isRetry) return r.taskOrNull
+        }
+    }
+
+    /**
+     * Owner only. Finds the newest queued task that [matches] [target] and removes it, wherever
+     * it is in the deque. Returns the removed task, or null when no queued task matches (never
+     * pushed, already taken, or stolen during the removal).
+     */
+    fun tryRemove(target: Any): Runnable? {
+        val b = BOTTOM.get(this) as Long
+        val a = array
+        val t0 = TOP.getOpaque(this) as Long // a lower bound for the scan; re-checked below
+        var i = b - 1
+        while (i >= t0) {
+            val x = a[slot(a, i)]
+            if (x != null && matches(x, target)) break
+            i--
+        }
+        if (i < t0) return null
+        return removeAt(a, i, b)
+    }
+
+    private fun removeAt(a: Array<Runnable?>, i: Long, b: Long): Runnable? {
+        BOTTOM.setOpaque(this, i) // hide [i, b) from thieves
+        // Store-load barrier, as in pop(): pairs with the fullFence in steal().
+        VarHandle.fullFence()
+        val t = TOP.getOpaque(this) as Long
+        val task = a[slot(a, i)]
+        if (t < i) {
+            // [i, b) is ours alone: close the gap by shifting the newer tasks down one slot.
+            var j = i
+            while (j < b - 1) {
+                a[slot(a, j)] = a[slot(a, j + 1)]
+                j++
+            }
+            a[slot(a, b - 1)] = null
+            BOTTOM.setRelease(this, b - 1) // publishes the shifted slots; pairs with steal()
+            return task
+        }
+        if (t == i && TOP.compareAndSet(this, t, t + 1)) { // pairs with the CAS in steal()
+            // Won slot i, the oldest; the tasks above it stay where they are.
+            BOTTOM.setRelease(this, b)
+            return task
+        }
+        BOTTOM.setRelease(this, b) // slot i was stolen; restore the suffix
+        return null
+    }
+
+    /** Any thread. Number of queued tasks; a racy estimate when read by other threads. */
+    fun size(): Int {
+        val b = BOTTOM.getOpaque(this) as Long
+        val t = TOP.getOpaque(this) as Long
+        return (b - t).coerceAtLeast(0).toInt()
+    }
+
+    /** Any thread. Whether a thief would currently find a task. */
+    fun isEmpty(): Boolean = size() == 0
+
+    /** Capacity of the ring, for tests of growth. */
+    fun capacity(): Int = array.size
+
+    private fun grow(old: Array<Runnable?>, t: Long, b: Long): Array<Runnable?> {
+        val a = arrayOfNulls<Runnable>(old.size * 2)
+        var i = t
+        while (i < b) {
+            a[slot(a, i)] = old[slot(old, i)]
+            i++
+        }
+        array = a // volatile store, before the release store of bottom that exposes new slots
+        return a
+    }
+
+    private companion object {
+        const val INITIAL_CAPACITY = 64
+
+        val TOP: VarHandle = fieldHandle(WorkDeque::class.java, "top", Long::class.javaPrimitiveType!!)
+        val BOTTOM: VarHandle = fieldHandle(WorkDeque::class.java, "bottom", Long::class.javaPrimitiveType!!)
+
+        fun slot(a: Array<Runnable?>, index: Long): Int = (index and (a.size - 1).toLong()).toInt()
+    }
+}
+
+/**
+ * Outcome of [WorkDeque.steal]: Empty, Success(task) or Retry, without allocating.
+ * Retry means the thief lost a race with another taker: the deque is not known to be empty.
+ */
+@JvmInline
+internal value class StealResult private constructor(private val value: Any?) {
+    val isEmpty: Boolean get() = value == null
+    val isRetry: Boolean get() = value === RETRY_MARK
+    val isSuccess: Boolean get() = value is Runnable
+
+    /** The stolen task, or null for Empty and Retry. */
+    val taskOrNull: Runnable? get() = value as? Runnable
+
+    override fun toString(): String = when {
+        isEmpty -> "Empty"
+        isRetry -> "Retry"
+        else -> "Success($value)"
+    }
+
+    companion object {
+        private val RETRY_MARK = Any()
+        val EMPTY = StealResult(null)
+        val RETRY = StealResult(RETRY_MARK)
+        fun success(task: Runnable) = StealResult(task)
+    }
+}

@@ -1,0 +1,282 @@
+package dev.stealing
+
+import java.util.concurrent.RejectedExecutionException
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.LongAdder
+import java.util.concurrent.locks.ReentrantLock
+import kotlin.concurrent.withLock
+import java.lang.invoke.VarHandle
+
+/**
+ * The engine behind [StealingDispatcher]: workers, their deques, the global queue, the idle
+ * control and the life cycle. Everything public-facing lives in [StealingDispatcher],
+ * [StealingExecutorService] and [ForkedTask]; this class only routes and schedules.
+ *
+ * Routing ([execute]): a task submitted on one of this pool's workers goes onto that worker's
+ * deque; from any other thread it goes to the global queue. Either way a full fence and
+ * [IdleControl.signalWork] follow (one volatile read when nobody needs waking).
+ *
+ * Life cycle ([runState]): RUNNING -> SHUTDOWN (intake closed: the global queue is closed, so an
+ * outside submission either got in before and will run, or is rejected; workers drain
+ * everything, then exit) -> TERMINATED (all workers exited). [stop] goes through STOP: queued
+ * tasks are handed back, workers exit after their current task.
+ * Threads start lazily, one per [IdleControl.signalWork] that finds nobody to wake.
+ */
+internal class WorkStealingPool(
+    val parallelism: Int,
+    val name: String,
+    val options: StealingOptions,
+) {
+    init {
+        require(parallelism in 1..Ctl.MAX_WORKERS) {
+            "parallelism must be in 1..${Ctl.MAX_WORKERS}, was $parallelism"
+        }
+    }
+
+    val threadGroup: ThreadGroup? = null
+    val global = GlobalQueue()
+    val idle = IdleControl(this)
+    val globalCheckInterval = options.globalCheckInterval
+
+    /** Worker slots; power-of-two sized for the odd-stride steal scan. Written under [lock]. */
+    val workerTable: Array<Worker?> = arrayOfNulls(Integer.highestOneBit(parallelism * 2 - 1).coerceAtLeast(1))
+
+    @Volatile private var runState = RUNNING
+    private val lock = ReentrantLock()
+    private val terminatedCondition = lock.newCondition()
+    private var liveWorkers = 0 // guarded by lock
+
+    val rejected = LongAdder()
+    private val externalFailed = LongAdder()
+
+    fun workerAt(index: Int): Worker = workerTable[index]!!
+
+    fun isShutdown(): Boolean = runState >= SHUTDOWN
+    fun isStopping(): Boolean = runState >= STOP
+    fun isTerminated(): Boolean = runState == TERMINATED
+
+    /** The worker of this pool running the calling code, or null. */
+    fun currentWorker(): Worker? {
+        val t = Thread.currentThread()
+        return if (t is Worker && t.pool === this) t else null
+    }
+
+    /**
+     * Queues [task]; false (counted in [rejected]) when the pool is shut down and [task] was not
+     * taken. Never drops a task it accepted.
+     */
+    fun execute(task: Runnable): Boolean {
+        val w = currentWorker()
+        if (w != null) return pushLocal(w, task)
+        if (global.offer(task)) {
+            afterPublish()
+            return true
+        }
+        rejected.increment()
+        return false
+    }
+
+    /** Queues [task] at the back of the global queue (fair: `yield()`), wherever the caller is. */
+    fun executeFair(task: Runnable): Boolean {
+        if (global.offer(task)) {
+            afterPublish()
+            return true
+        }
+        // Intake is closed, but a worker's own continuations still run until the pool stops.
+        val w = currentWorker()
+        if (w != null) return pushLocal(w, task)
+        rejected.increment()
+        return false
+    }
+
+    private fun pushLocal(w: Worker, task: Runnable): Boolean {
+        if (isStopping()) {
+            rejected.increment()
+            return false
+        }
+        w.deque.push(task)
+        afterPublish()
+        return true
+    }
+
+    /** Wakes a worker for a task just published (see IdleControl for the protocol). */
+    private fun afterPublish() {
+        // Dekker fence: the task written above must be visible before ctl is read in
+        // signalWork(). Pairs with the fence after the idle push in IdleControl.pushIdle().
+        VarHandle.fullFence()
+        idle.signalWork()
+    }
+
+    /** Whether a re-scan finds any queued task (global or any deque). */
+    fun hasVisibleWork(): Boolean {
+        if (global.size() > 0) return true
+        for (w in workerTable) if (w != null && !w.deque.isEmpty()) return true
+        return false
+    }
+
+    /** Shutdown only: [w] may exit when nothing is queued anywhere and intake is closed. */
+    fun nothingLeftFor(w: Worker): Boolean = w.deque.isEmpty() && global.isDrained() && !hasVisibleWork()
+
+    /** Starts worker [index]; false if the pool terminated meanwhile. Called by [IdleControl]. */
+    fun startWorker(index: Int): Boolean {
+        val w = lock.withLock {
+            if (runState == TERMINATED) return false
+            val w = Worker(this, index)
+            workerTable[index] = w
+            liveWorkers++
+            w
+        }
+        try {
+            w.start()
+        } catch (e: Throwable) {
+            lock.withLock {
+                workerTable[index] = null
+                liveWorkers--
+            }
+            throw e
+        }
+        return true
+    }
+
+    fun workerExited(w: Worker) {
+        if (isStopping()) rejectLeftovers(w)
+        lock.withLock {
+            liveWorkers--
+            tryTerminateLocked()
+        }
+    }
+
+    private fun tryTerminateLocked() {
+        if (liveWorkers == 0 && runState >= SHUTDOWN && runState != TERMINATED &&
+            (runState == STOP || global.isDrained())
+        ) {
+            runState = TERMINATED
+            terminatedCondition.signalAll()
+        }
+    }
+
+    /** Stops intake; queued and running work completes. Idempotent. */
+    fun shutdown() {
+        advanceRunState(SHUTDOWN)
+        global.close()
+        if (!global.isDrained()) afterPublish() // tasks queued: make sure a worker runs them
+        idle.wakeAll()
+        lock.withLock { tryTerminateLocked() }
+    }
+
+    /** Stops intake and hands back every task not yet started. */
+    fun stop(): List<Runnable> {
+        advanceRunState(STOP)
+        global.close()
+        val unstarted = ArrayList<Runnable>()
+        while (true) unstarted += global.poll() ?: break
+        for (w in workerTable) {
+            if (w == null) continue
+            while (true) {
+                val r = w.deque.steal()
+                val task = r.taskOrNull
+                if (task != null) unstarted += task else if (r.isEmpty) break
+            }
+            w.interrupt()
+        }
+        idle.wakeAll()
+        lock.withLock { tryTerminateLocked() }
+        return unstarted
+    }
+
+    private fun advanceRunState(target: Int) {
+        lock.withLock {
+            if (runState < target) runState = target
+        }
+    }
+
+    /** After [stop], tasks a running task pushed onto its own deque are rejected, not lost. */
+    private fun rejectLeftovers(w: Worker) {
+        while (true) {
+            val task = w.deque.pop() ?: return
+            rejectTask(task)
+        }
+    }
+
+    /**
+     * A task that cannot run any more because the pool stopped. A [ForkedTask] is cancelled, a
+     * coroutine continuation has its job cancelled and is resumed elsewhere (as kotlinx's own
+     * executor dispatchers do), anything else reaches the failure handler with a
+     * [RejectedExecutionException].
+     */
+    fun rejectTask(task: Runnable) {
+        rejected.increment()
+        when (task) {
+            is ForkedTask<*> -> task.cancel(false)
+            is kotlin.coroutines.Continuation<*> -> rejectContinuation(task.context, task)
+            else -> reportFailure(task, RejectedExecutionException("$name stopped before running $task"))
+        }
+    }
+
+    fun awaitTermination(nanos: Long): Boolean {
+        var remaining = nanos
+        lock.withLock {
+            while (runState != TERMINATED) {
+                if (remaining <= 0L) return false
+                remaining = terminatedCondition.awaitNanos(remaining)
+            }
+            return true
+        }
+    }
+
+    /** Waits for termination, then for every worker thread to finish (except the caller). */
+    fun joinAll() {
+        while (!awaitTermination(TimeUnit.SECONDS.toNanos(1))) { /* keep waiting */ }
+        val me = Thread.currentThread()
+        for (w in workerTable) if (w != null && w !== me) w.join()
+    }
+
+    /** Executor-path failure: the configured handler, or the thread's uncaught-exception handler. */
+    fun reportFailure(task: Runnable, e: Throwable) {
+        if (Thread.currentThread() !is Worker) externalFailed.increment()
+        try {
+            val handler = options.exceptionHandler
+            if (handler != null) {
+                handler.handleException(task, e)
+            } else {
+                val t = Thread.currentThread()
+                t.uncaughtExceptionHandler?.uncaughtException(t, e)
+            }
+        } catch (ignored: Throwable) {
+            // A failing handler must not kill the worker either.
+        }
+    }
+
+    fun stats(): StealingStats {
+        var executed = 0L; var localPops = 0L; var globalPops = 0L; var stealAttempts = 0L
+        var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
+        var blockedJoins = 0L; var failed = externalFailed.sum()
+        val depths = ArrayList<Int>()
+        for (w in workerTable) {
+            if (w == null) continue
+            executed += w.executed; localPops += w.localPops; globalPops += w.globalPops
+            stealAttempts += w.stealAttempts; steals += w.steals; parks += w.parks
+            wakeups += w.wakeups; inlined += w.inlined; helped += w.helped
+            blockedJoins += w.blockedJoins; failed += w.failed
+            depths += w.deque.size()
+        }
+        val live = lock.withLock { liveWorkers }
+        return StealingStats(
+            name = name, parallelism = parallelism, threads = live, idleThreads = idle.idleCount(),
+            executed = executed, localPops = localPops, globalPops = globalPops,
+            stealAttempts = stealAttempts, steals = steals, inlined = inlined, helped = helped,
+            blockedJoins = blockedJoins, parks = parks, unparks = wakeups, failed = failed,
+            rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
+            state = when (runState) {
+                RUNNING -> "running"; SHUTDOWN -> "shutting down"; STOP -> "stopping"; else -> "terminated"
+            },
+        )
+    }
+
+    private companion object {
+        const val RUNNING = 0
+        const val SHUTDOWN = 1
+        const val STOP = 2
+        const val TERMINATED = 3
+    }
+}

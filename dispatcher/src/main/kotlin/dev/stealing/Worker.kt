@@ -1,0 +1,211 @@
+package dev.stealing
+
+import java.util.concurrent.locks.LockSupport
+
+/**
+ * A worker thread of a [WorkStealingPool] and its scheduling loop.
+ *
+ * Where a worker looks for its next task, in order:
+ * 1. every [WorkStealingPool.globalCheckInterval]-th task: the global queue, then the oldest
+ *    task of its own deque, so neither outside work nor old local work starves under a LIFO
+ *    stream of new local work;
+ * 2. its own deque, newest first (LIFO: the child just forked runs next, on a warm cache);
+ * 3. the global queue;
+ * 4. it becomes a *searcher* and steals from the other workers, visiting them from a random
+ *    start with an odd stride over a power-of-two table (every worker once per round): one
+ *    round, then [StealingOptions.spinRounds] more with spin-waits in between;
+ * 5. it parks through [IdleControl] (push idle, fence, re-scan, park).
+ *
+ * Owner-only state (the fields without @Volatile) is touched only by this thread, except the
+ * statistics counters, which other threads read racily for [StealingStats].
+ */
+internal class Worker(
+    @JvmField val pool: WorkStealingPool,
+    @JvmField val index: Int,
+) : Thread(pool.threadGroup, null, "${pool.name}-worker-$index") {
+    @JvmField val deque = WorkDeque(pool.options.initialDequeCapacity)
+
+    /**
+     * Owner only: this worker is counted in [IdleControl]'s searching count. A worker starts as
+     * a searcher: [IdleControl.signalWork] counts it so when it starts it.
+     */
+    @JvmField var searching = true
+
+    /** Set before pushing onto the idle stack; cleared (volatile) by whoever pops this worker. */
+    @Volatile @JvmField var idle = false
+
+    /** The idle-stack link: index + 1 of the worker below this one, 0 for none. */
+    @JvmField var nextIdle = 0
+
+    /** Owner only: nesting depth of tasks run inline or while helping a join. */
+    @JvmField var inlineDepth = 0
+
+    private var tick = 0
+    private var random = (index + 1) * 0x9E3779B9.toInt() or 1
+
+    // Statistics: written by the owner with plain stores, read racily by stats().
+    @JvmField var executed = 0L
+    @JvmField var localPops = 0L
+    @JvmField var globalPops = 0L
+    @JvmField var stealAttempts = 0L
+    @JvmField var steals = 0L
+    @JvmField var parks = 0L
+    @JvmField var wakeups = 0L
+    @JvmField var inlined = 0L
+    @JvmField var helped = 0L
+    @JvmField var blockedJoins = 0L
+    @JvmField var failed = 0L
+
+    init {
+        isDaemon = pool.options.daemon
+    }
+
+    override fun run() {
+        try {
+            while (true) {
+                val task = findTask() ?: break
+                if (searching) {
+                    searching = false
+                    pool.idle.endSearch()
+                }
+                runTask(task)
+            }
+        } finally {
+            if (searching) {
+                searching = false
+                pool.idle.endSearch()
+            }
+            pool.workerExited(this)
+        }
+    }
+
+    /** Runs [task], counting it; a failure goes to the pool's handler and the worker lives on. */
+    fun runTask(task: Runnable) {
+        executed++
+        try {
+            task.run()
+        } catch (e: Throwable) {
+            failed++
+            pool.reportFailure(task, e)
+        }
+    }
+
+    /**
+     * Owner only. Runs [task] nested in the current one (wait-inlining or helping), keeping
+     * the nesting depth bounded by the caller's check of [canNest].
+     */
+    fun runNested(task: Runnable) {
+        inlineDepth++
+        try {
+            runTask(task)
+        } finally {
+            inlineDepth--
+        }
+    }
+
+    /** Owner only: whether another task may be run nested without risking the stack. */
+    fun canNest(): Boolean = inlineDepth < pool.options.maxInlineDepth
+
+    /** The next task to run, or null when the worker should exit (shutdown). */
+    private fun findTask(): Runnable? {
+        while (true) {
+            if (pool.isStopping()) return null
+            if (++tick == pool.globalCheckInterval) {
+                tick = 0
+                (pollGlobal() ?: deque.pollOldest()?.also { localPops++ })?.let { return it }
+            }
+            deque.pop()?.let {
+                localPops++
+                return it
+            }
+            pollGlobal()?.let { return it }
+            if (!searching) {
+                searching = true
+                pool.idle.beginSearch()
+            }
+            scanOthers()?.let { return it }
+            for (round in 1..pool.options.spinRounds) {
+                onSpinWait()
+                scanOthers()?.let { return it }
+            }
+            if (!parkIdle()) return null
+        }
+    }
+
+    private fun pollGlobal(): Runnable? {
+        val task = pool.global.poll() ?: return null
+        globalPops++
+        return task
+    }
+
+    /**
+     * One steal round over every other worker, plus the global queue. Returns null only when
+     * every victim answered Empty; a lost race (Retry) repeats the round.
+     */
+    fun scanOthers(): Runnable? {
+        val table = pool.workerTable
+        val mask = table.size - 1
+        while (true) {
+            var retry = false
+            val r = nextRandom()
+            val start = r and mask
+            val stride = (r ushr 16) or 1 // odd: visits every slot of the power-of-two table
+            var k = 0
+            var i = start
+            while (k <= mask) {
+                val victim = table[i]
+                if (victim != null && victim !== this) {
+                    stealAttempts++
+                    val result = victim.deque.steal()
+                    val task = result.taskOrNull
+                    if (task != null) {
+                        steals++
+                        return task
+                    }
+                    if (result.isRetry) retry = true
+                }
+                i = (i + stride) and mask
+                k++
+            }
+            pollGlobal()?.let { return it }
+            if (!retry) return null
+        }
+    }
+
+    /**
+     * Goes idle: push on the idle stack, re-scan, park until woken. Returns false when the pool
+     * is shutting down and there is nothing left for this worker to do (it should exit).
+     */
+    private fun parkIdle(): Boolean {
+        if (pool.isShutdown() && pool.nothingLeftFor(this)) return false
+        pool.idle.pushIdle(this)
+        // Re-scan after the fenced push (see IdleControl): any work published before a
+        // producer read ctl without seeing this worker idle is visible here.
+        if (pool.hasVisibleWork()) {
+            pool.idle.cancelIdle(this)
+        } else if (pool.isShutdown()) {
+            pool.idle.wakeAll() // includes this worker: come back round and exit
+        }
+        if (idle) {
+            parks++
+            while (idle) {
+                LockSupport.park(pool)
+                interrupted() // a stray interrupt must not turn park() into a spin
+            }
+            wakeups++
+        }
+        searching = true // whoever cleared `idle` counted this worker as searching
+        return true
+    }
+
+    private fun nextRandom(): Int {
+        var x = random // xorshift32
+        x = x xor (x shl 13)
+        x = x xor (x ushr 17)
+        x = x xor (x shl 5)
+        random = x
+        return x
+    }
+
+    override fun toString(): String = name
+}

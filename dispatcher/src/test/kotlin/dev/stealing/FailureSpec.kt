@@ -1,0 +1,60 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.CyclicBarrier
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+
+class FailureSpec : FunSpec({
+    test("a storm of throwing tasks leaves every worker alive and reaches the handler") {
+        val failures = AtomicInteger()
+        val handler = TaskExceptionHandler { _, e -> if (e is IllegalStateException) failures.incrementAndGet() }
+        val parallelism = 4
+        StealingDispatcher(parallelism, "storm", StealingOptions(exceptionHandler = handler)).use { d ->
+            val n = 50_000
+            repeat(n) { i -> d.executor.execute { if (i % 2 == 0) throw IllegalStateException("boom $i") } }
+            // Every worker must still be there: a barrier that needs all of them at once.
+            val barrier = CyclicBarrier(parallelism)
+            val threads = ConcurrentHashMap.newKeySet<Thread>()
+            val done = CountDownLatch(parallelism)
+            repeat(parallelism) {
+                d.executor.execute {
+                    threads += Thread.currentThread()
+                    barrier.await(30, TimeUnit.SECONDS)
+                    done.countDown()
+                }
+            }
+            done.await(30, TimeUnit.SECONDS) shouldBe true
+            threads.size shouldBe parallelism
+            failures.get() shouldBe n / 2
+            d.stats().failed shouldBe (n / 2).toLong()
+            d.stats().threads shouldBe parallelism
+        }
+    }
+
+    test("without a handler, failures go to the thread's uncaught-exception handler once each") {
+        val seen = AtomicInteger()
+        val old = Thread.getDefaultUncaughtExceptionHandler()
+        Thread.setDefaultUncaughtExceptionHandler { _, _ -> seen.incrementAndGet() }
+        try {
+            StealingDispatcher(2, "uncaught").use { d ->
+                repeat(10) { d.executor.execute { throw RuntimeException("boom") } }
+            }
+            seen.get() shouldBe 10
+        } finally {
+            Thread.setDefaultUncaughtExceptionHandler(old)
+        }
+    }
+
+    test("a throwing handler does not kill the worker") {
+        val ran = CountDownLatch(1)
+        StealingDispatcher(1, "bad-handler", StealingOptions(exceptionHandler = { _, _ -> throw Error("handler") })).use { d ->
+            d.executor.execute { throw RuntimeException("boom") }
+            d.executor.execute { ran.countDown() }
+            ran.await(10, TimeUnit.SECONDS) shouldBe true
+        }
+    }
+})

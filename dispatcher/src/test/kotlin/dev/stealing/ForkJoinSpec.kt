@@ -1,0 +1,102 @@
+package dev.stealing
+
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.types.shouldBeInstanceOf
+import java.io.IOException
+import java.util.concurrent.CancellationException
+import java.util.concurrent.CompletionException
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.ExecutionException
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.TimeoutException
+import java.util.concurrent.atomic.AtomicInteger
+
+class ForkJoinSpec : FunSpec({
+    fun fib(d: StealingDispatcher, n: Int): Int {
+        if (n < 2) return n
+        val f1 = d.fork { fib(d, n - 1) }
+        val f2 = fib(d, n - 2)
+        return f1.join() + f2
+    }
+
+    test("a fork/join tree on a pool of parallelism 1 completes, inlining every join") {
+        StealingDispatcher(1, "fj1").use { d ->
+            d.fork { fib(d, 20) }.join() shouldBe 6765
+            val s = d.stats()
+            (s.inlined > 0) shouldBe true
+            s.blockedJoins shouldBe 0
+        }
+    }
+
+    test("fib on 4 workers: correct, with steals and inlines") {
+        StealingDispatcher(4, "fj4").use { d ->
+            d.fork { fib(d, 25) }.join() shouldBe 75025
+            (d.stats().inlined > 0) shouldBe true
+        }
+    }
+
+    test("join from outside the pool blocks until done") {
+        StealingDispatcher(2, "outside").use { d ->
+            val gate = CountDownLatch(1)
+            val t = d.fork { gate.await(); 5 }
+            Thread { Thread.sleep(10); gate.countDown() }.start()
+            t.join() shouldBe 5
+            t.get() shouldBe 5
+            t.isDone shouldBe true
+        }
+    }
+
+    test("executor.submit returns ForkedTask and invokeAll works") {
+        StealingDispatcher(2, "submit").use { d ->
+            d.executor.submit<Int> { 3 }.shouldBeInstanceOf<ForkedTask<Int>>().join() shouldBe 3
+            d.executor.invokeAll(List(10) { i -> java.util.concurrent.Callable { i } }).sumOf { it.get() } shouldBe 45
+        }
+    }
+
+    test("failures: join rethrows unchecked as is and wraps checked; get wraps in ExecutionException") {
+        StealingDispatcher(2, "fj-fail").use { d ->
+            val unchecked = d.fork<Int> { throw IllegalStateException("x") }
+            shouldThrow<IllegalStateException> { unchecked.join() }
+            shouldThrow<ExecutionException> { unchecked.get() }.cause.shouldBeInstanceOf<IllegalStateException>()
+            val checked = d.fork<Int> { throw IOException("io") }
+            shouldThrow<CompletionException> { checked.join() }.cause.shouldBeInstanceOf<IOException>()
+        }
+    }
+
+    test("cancel before it runs: the callable never runs; join and get throw CancellationException") {
+        StealingDispatcher(1, "fj-cancel").use { d ->
+            val gate = CountDownLatch(1)
+            val ran = AtomicInteger()
+            d.executor.execute { gate.await() }
+            val t = d.fork { ran.incrementAndGet() }
+            t.cancel(false) shouldBe true
+            t.isCancelled shouldBe true
+            gate.countDown()
+            shouldThrow<CancellationException> { t.join() }
+            shouldThrow<CancellationException> { t.get() }
+            d.executor.submit {}.get()
+            ran.get() shouldBe 0
+        }
+    }
+
+    test("get with timeout times out, and rejects a negative timeout naming it") {
+        StealingDispatcher(1, "fj-timeout").use { d ->
+            val gate = CountDownLatch(1)
+            val t = d.fork { gate.await(); 1 }
+            shouldThrow<TimeoutException> { t.get(10, TimeUnit.MILLISECONDS) }
+            shouldThrow<IllegalArgumentException> { t.get(-1, TimeUnit.MILLISECONDS) }.message shouldBe "timeout must be >= 0, was -1"
+            gate.countDown()
+            t.get(10, TimeUnit.SECONDS) shouldBe 1
+        }
+    }
+
+    test("a null result is returned as null") {
+        StealingDispatcher(1, "null").use { d -> d.fork<String?> { null }.join() shouldBe null }
+    }
+
+    test("the shared pool forks too") {
+        StealingDispatcher.fork { 40 + 2 }.join() shouldBe 42
+    }
+})

@@ -1,0 +1,118 @@
+package dev.stealing
+
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Deferred
+import kotlinx.coroutines.async
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.supervisorScope
+import kotlinx.coroutines.withContext
+import java.util.concurrent.atomic.AtomicIntegerArray
+import java.util.concurrent.atomic.AtomicInteger
+
+class InlineSpec : FunSpec({
+    test("awaitInline runs a still-queued child on the awaiting thread, without suspending") {
+        StealingDispatcher(1, "inline").use { d -> // one worker: nobody can steal the child
+            runBlocking {
+                withContext(d) {
+                    val parentThread = Thread.currentThread()
+                    val resumptionsBefore = currentResumptions(d)
+                    val child = async { Thread.currentThread() }
+                    val childThread = child.awaitInline()
+                    childThread shouldBe parentThread
+                    // The parent was never re-dispatched: still on the same thread, and the only
+                    // task the pool ran in between is the child, inline.
+                    Thread.currentThread() shouldBe parentThread
+                    currentResumptions(d) shouldBe resumptionsBefore
+                }
+            }
+            (d.stats().inlined >= 1) shouldBe true
+        }
+    }
+
+    test("removal from the middle: fork A, B, C; await A first") {
+        StealingDispatcher(1, "middle").use { d ->
+            runBlocking {
+                withContext(d) {
+                    val order = java.util.Collections.synchronizedList(ArrayList<String>())
+                    val a = async { order += "A"; 1 }
+                    val b = async { order += "B"; 2 }
+                    val c = async { order += "C"; 3 }
+                    a.awaitInline() shouldBe 1
+                    order shouldBe listOf("A") // A ran first, inline, though B and C are above it
+                    c.awaitInline() + b.awaitInline() shouldBe 5
+                    order shouldBe listOf("A", "C", "B")
+                }
+            }
+            d.stats().inlined shouldBe 3
+        }
+    }
+
+    test("steal-vs-inline race: no child runs twice, none is lost") {
+        val n = 20_000 * stressMultiplier
+        val runs = AtomicIntegerArray(n)
+        StealingDispatcher(4, "race").use { d ->
+            runBlocking {
+                withContext(d) {
+                    val children = (0 until n).map { i -> async { runs.incrementAndGet(i); i } }
+                    var sum = 0L
+                    for (c in children.asReversed()) sum += c.awaitInline()
+                    sum shouldBe n.toLong() * (n - 1) / 2
+                }
+            }
+        }
+        for (i in 0 until n) if (runs[i] != 1) error("child $i ran ${runs[i]} times")
+    }
+
+    test("a 100,000-deep chain of nested async/awaitInline does not overflow the stack") {
+        StealingDispatcher(2, "deep").use { d ->
+            suspend fun chain(depth: Int): Int = if (depth == 0) 0 else coroutineScope {
+                async { chain(depth - 1) + 1 }.awaitInline()
+            }
+            runBlocking { withContext(d) { chain(100_000) } } shouldBe 100_000
+        }
+    }
+
+    test("exceptions of an inlined child propagate exactly as with await") {
+        StealingDispatcher(2, "inline-fail").use { d ->
+            runBlocking {
+                withContext(d) {
+                    supervisorScope {
+                        val failing = async { throw IllegalStateException("child") }
+                        shouldThrow<IllegalStateException> { failing.awaitInline() }.message shouldBe "child"
+                    }
+                }
+            }
+        }
+    }
+
+    test("a child cancelled before it starts is not run, and awaitInline throws CancellationException") {
+        StealingDispatcher(1, "inline-cancel").use { d ->
+            val ran = AtomicInteger()
+            runBlocking {
+                withContext(d) {
+                    supervisorScope {
+                        val child: Deferred<Int> = async { ran.incrementAndGet() }
+                        child.cancel()
+                        shouldThrow<CancellationException> { child.awaitInline() }
+                    }
+                }
+            }
+            ran.get() shouldBe 0
+        }
+    }
+
+    test("awaitInline off the pool is a plain await") {
+        runBlocking {
+            val child = async(StealingDispatcher, start = CoroutineStart.DEFAULT) { 7 }
+            child.awaitInline() shouldBe 7
+        }
+    }
+})
+
+/** Number of coroutine dispatches the pool has run so far, read from inside a task. */
+private fun currentResumptions(d: StealingDispatcher): Long = d.stats().executed - d.stats().inlined

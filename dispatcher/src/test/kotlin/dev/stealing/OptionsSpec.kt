@@ -1,0 +1,29 @@
+package dev.stealing
+
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+
+class OptionsSpec : FunSpec({
+    test("bad arguments throw IllegalArgumentException naming the parameter and the value") {
+        shouldThrow<IllegalArgumentException> { StealingDispatcher(0) }.message shouldBe "parallelism must be in 1..32767, was 0"
+        shouldThrow<IllegalArgumentException> { StealingOptions(spinRounds = -1) }.message shouldBe "spinRounds must be >= 0, was -1"
+        shouldThrow<IllegalArgumentException> { StealingOptions(globalCheckInterval = 0) }.message shouldBe "globalCheckInterval must be >= 1, was 0"
+        shouldThrow<IllegalArgumentException> { StealingOptions(initialDequeCapacity = 3) }.message shouldBe "initialDequeCapacity must be a power of two >= 2, was 3"
+        shouldThrow<IllegalArgumentException> { StealingOptions(maxInlineDepth = -5) }.message shouldBe "maxInlineDepth must be >= 0, was -5"
+        shouldThrow<IllegalArgumentException> { StealingOptions.DEFAULT.withSpinRounds(-2) }.message shouldBe "spinRounds must be >= 0, was -2"
+    }
+
+    test("with-copies change only their field") {
+        val o = StealingOptions.DEFAULT.withDaemon(false).withMaxInlineDepth(7)
+        o.daemon shouldBe false
+        o.maxInlineDepth shouldBe 7
+        o.spinRounds shouldBe StealingOptions.DEFAULT.spinRounds
+    }
+
+    test("daemon option reaches the threads") {
+        StealingDispatcher(1, "nd", StealingOptions(daemon = false)).use { d ->
+            d.executor.submit<Boolean> { Thread.currentThread().isDaemon }.get() shouldBe false
+        }
+    }
+})

@@ -1,0 +1,74 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import org.jetbrains.lincheck.datastructures.IntGen
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions
+import org.jetbrains.lincheck.datastructures.Operation
+import org.jetbrains.lincheck.datastructures.Param
+import org.jetbrains.lincheck.datastructures.StressOptions
+
+/**
+ * The deque under Lincheck: owner operations (push, pop, tryRemove) confined to one thread,
+ * steals from the others, an initial capacity of 2 so that growth happens inside the scenarios.
+ * Linearizable against [SequentialDeque].
+ */
+@Param(name = "id", gen = IntGen::class, conf = "0:3")
+class WorkDequeLincheckModel {
+    private val deque = WorkDeque(initialCapacity = 2)
+    private val tasks = Array(4) { IdTask(it) }
+
+    @Operation(nonParallelGroup = "owner")
+    fun push(@Param(name = "id") id: Int) = deque.push(tasks[id])
+
+    @Operation(nonParallelGroup = "owner")
+    fun pop(): Int? = (deque.pop() as IdTask?)?.id
+
+    @Operation(nonParallelGroup = "owner")
+    fun tryRemove(@Param(name = "id") id: Int): Int? = (deque.tryRemove(tasks[id]) as IdTask?)?.id
+
+    @Operation
+    fun steal(): Int? {
+        while (true) {
+            val r = deque.steal()
+            if (!r.isRetry) return (r.taskOrNull as IdTask?)?.id
+        }
+    }
+}
+
+/** The sequential specification: a double-ended queue where thieves take the oldest. */
+class SequentialDeque {
+    private val d = ArrayDeque<Int>()
+    fun push(id: Int) = d.addLast(id)
+    fun pop(): Int? = d.removeLastOrNull()
+    fun tryRemove(id: Int): Int? {
+        val i = d.lastIndexOf(id)
+        if (i < 0) return null
+        d.removeAt(i)
+        return id
+    }
+    fun steal(): Int? = d.removeFirstOrNull()
+}
+
+class WorkDequeLincheckSpec : FunSpec({
+    test("model checking: owner push/pop/tryRemove against two thieves") {
+        ModelCheckingOptions()
+            .threads(3)
+            .actorsPerThread(4)
+            .actorsBefore(3)
+            .iterations(40 * stressMultiplier)
+            .invocationsPerIteration(2_000)
+            .sequentialSpecification(SequentialDeque::class.java)
+            .check(WorkDequeLincheckModel::class)
+    }
+
+    test("stress: owner push/pop/tryRemove against two thieves") {
+        StressOptions()
+            .threads(3)
+            .actorsPerThread(5)
+            .actorsBefore(3)
+            .iterations(30 * stressMultiplier)
+            .invocationsPerIteration(2_000)
+            .sequentialSpecification(SequentialDeque::class.java)
+            .check(WorkDequeLincheckModel::class)
+    }
+})
