@@ -4,16 +4,19 @@ import dev.stealing.StealingDispatcher
 import dev.stealing.awaitInline
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
+import java.util.concurrent.ForkJoinPool
 import kotlin.system.exitProcess
 
 /**
  * The main demo: a divide-and-conquer job (recursive Fibonacci with one `async` per node and no
- * cut-off, the classic stress for a scheduler) on [StealingDispatcher] and on
- * [Dispatchers.Default], alternating them, and the median times of each.
+ * cut-off, the classic stress for a scheduler) on [StealingDispatcher], on
+ * [Dispatchers.Default] and on a `ForkJoinPool` used as a dispatcher, alternating them, and the
+ * median times of each.
  *
  * Run: `mvn -q -pl samples -am compile exec:java`
  */
@@ -22,8 +25,10 @@ fun main() {
     val expected = fibSequential(n)
     val rounds = 7
     val times = linkedMapOf<String, MutableList<Double>>()
+    val fjp = ForkJoinPool(Runtime.getRuntime().availableProcessors()).asCoroutineDispatcher()
     val contenders: List<Triple<String, CoroutineDispatcher, Boolean>> = listOf(
         Triple("Dispatchers.Default, await", Dispatchers.Default, false),
+        Triple("ForkJoinPool dispatcher, await", fjp, false),
         Triple("StealingDispatcher, await", StealingDispatcher, false),
         Triple("StealingDispatcher, awaitInline", StealingDispatcher, true),
     )
@@ -40,6 +45,7 @@ fun main() {
             if (round >= 3) times.getOrPut(name) { ArrayList() } += ms
         }
     }
+    fjp.close()
     val base = times.getValue("Dispatchers.Default, await").median()
     for ((name, list) in times) {
         val m = list.median()
