@@ -21,7 +21,7 @@ public suspend fun <T> Deferred<T>.awaitInline(): T {
     if (!isCompleted) {
         val w = Thread.currentThread() as? Worker
         if (w != null && w.canNest()) {
-            val task = w.deque.tryRemove(this)
+            val task = w.removeLocal(this)
             if (task != null) {
                 w.inlined++
                 w.runNested(task)

@@ -16,9 +16,10 @@ import java.util.concurrent.TimeoutException
  *
  * [join] and [get] called on a worker of the task's pool first try to run the task *inline*:
  * if it is still queued in the caller's own deque (anywhere in it), it is removed and run right
- * there. If it was stolen, the caller *helps*: it runs other queued tasks while it waits, nested
- * at most [StealingOptions.maxInlineDepth] deep. Only then does it block. Called from any other
- * thread, they simply block.
+ * there (always: this nests no deeper than the caller's own recursion, as with
+ * `ForkJoinTask.join`). If it was stolen, the caller *helps*: it runs other queued tasks while
+ * it waits, nested at most [StealingOptions.maxInlineDepth] deep. Only then does it block.
+ * Called from any other thread, they simply block.
  *
  * Exactly-once: a forked task is run only by whoever removes it from a queue (pop, steal or
  * inline removal are mutually exclusive), so it never runs twice. [cancel] before it runs turns
@@ -86,7 +87,7 @@ public class ForkedTask<T> internal constructor(
      */
     public fun join(): T {
         if (!isDone) {
-            tryInlineOrHelp()
+            tryInlineOrHelp(Long.MAX_VALUE)
             if (!isDone) blockUntilDone(Long.MAX_VALUE, interruptible = false)
         }
         val r = result()
@@ -99,22 +100,26 @@ public class ForkedTask<T> internal constructor(
     @Throws(InterruptedException::class, ExecutionException::class)
     override fun get(): T {
         if (!isDone) {
-            tryInlineOrHelp()
+            tryInlineOrHelp(Long.MAX_VALUE)
             if (!isDone) blockUntilDone(Long.MAX_VALUE, interruptible = true)
         }
         return report()
     }
 
     /**
-     * Waits at most [timeout] for the result. Inlining and helping happen as in [join] (a
-     * helped task is not interrupted by the timeout). A negative [timeout] is an error.
+     * Waits at most [timeout] for the result. Inlining and helping happen as in [join]; helping
+     * starts no new task after the deadline (one already started runs to its end). A negative
+     * [timeout] is an error.
      */
     @Throws(InterruptedException::class, ExecutionException::class, TimeoutException::class)
     override fun get(timeout: Long, unit: TimeUnit): T {
         require(timeout >= 0) { "timeout must be >= 0, was $timeout" }
         if (!isDone) {
-            tryInlineOrHelp()
-            if (!isDone && !blockUntilDone(unit.toNanos(timeout), interruptible = true)) {
+            val nanos = unit.toNanos(timeout)
+            val deadline = if (nanos >= Long.MAX_VALUE / 2) Long.MAX_VALUE else System.nanoTime() + nanos
+            tryInlineOrHelp(deadline)
+            val left = if (deadline == Long.MAX_VALUE) Long.MAX_VALUE else deadline - System.nanoTime()
+            if (!isDone && !blockUntilDone(left, interruptible = true)) {
                 throw TimeoutException("task not done after $timeout $unit")
             }
         }
@@ -130,17 +135,21 @@ public class ForkedTask<T> internal constructor(
     @Suppress("UNCHECKED_CAST")
     private fun unwrap(r: Any?): T = (if (r === NULL_VALUE) null else r) as T
 
-    /** On a worker of [pool]: run this task inline if still queued locally, else help. */
-    private fun tryInlineOrHelp() {
+    /**
+     * On a worker of [pool]: run this task inline if still queued locally (whatever the nesting
+     * depth: leaving it queued while this thread blocks could deadlock a pool of one), else
+     * help with other tasks, within the depth bound, until done or [deadline] (a nanoTime;
+     * Long.MAX_VALUE for none).
+     */
+    private fun tryInlineOrHelp(deadline: Long) {
         val w = pool.currentWorker() ?: return
-        if (!w.canNest()) return
-        val removed = w.deque.tryRemove(this)
+        val removed = w.removeLocal(this)
         if (removed != null) {
             w.inlined++
             w.runNested(removed)
             return
         }
-        while (!isDone && w.canNest()) {
+        while (!isDone && w.canNest() && (deadline == Long.MAX_VALUE || deadline - System.nanoTime() > 0)) {
             val task = w.deque.pop() ?: w.scanOthers() ?: return
             w.helped++
             w.runNested(task)

@@ -127,6 +127,23 @@ internal class IdleControl(private val pool: WorkStealingPool) {
         }
     }
 
+    /**
+     * Whether every started worker is on the idle stack, from a consistent snapshot (the stack
+     * is walked between two reads of ctl that must be equal; the version makes that exact).
+     */
+    fun allStartedIdle(): Boolean {
+        while (true) {
+            val c = ctl()
+            var n = 0
+            var top = Ctl.top(c)
+            while (top != 0 && n <= Ctl.MAX_WORKERS) {
+                n++
+                top = pool.workerAt(top - 1).nextIdle
+            }
+            if (ctl() == c) return Ctl.searching(c) == 0 && n == Ctl.started(c)
+        }
+    }
+
     /** Number of workers on the idle stack (racy; for stats). */
     fun idleCount(): Int {
         var n = 0
@@ -143,14 +160,21 @@ internal class IdleControl(private val pool: WorkStealingPool) {
         LockSupport.unpark(w)
     }
 
+    /**
+     * Starts worker [index], already counted as started and searching. If the thread cannot be
+     * started, the searcher it was counted as never exists: uncount it and signal again, so a
+     * producer that relied on it is not stranded. (The slot stays counted as started: indices
+     * are handed out by that count and cannot be returned safely.)
+     */
     private fun startWorkerOrUndo(index: Int) {
         val started = try {
             pool.startWorker(index)
         } catch (e: Throwable) {
             addCtl(-Ctl.SEARCHING_ONE)
+            signalWork()
             throw e
         }
-        if (!started) addCtl(-Ctl.SEARCHING_ONE) // pool terminated meanwhile
+        if (!started) addCtl(-Ctl.SEARCHING_ONE) // pool quiesced meanwhile: no work to run
     }
 
     private companion object {

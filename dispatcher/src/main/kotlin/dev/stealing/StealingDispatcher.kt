@@ -87,14 +87,15 @@ public class StealingDispatcher private constructor(
 
     /**
      * Stops intake, runs everything already accepted, and waits for the worker threads to
-     * finish (except the calling thread, if it is one of them). Idempotent.
+     * finish. Idempotent. Called from a task running on this pool, it cannot wait for itself:
+     * it stops intake and returns; the pool terminates once that task and all queued work end.
      *
      * @throws UnsupportedOperationException on the shared [StealingDispatcher.Default].
      */
     override fun close() {
         if (shared) throw UnsupportedOperationException("The shared StealingDispatcher.Default cannot be closed")
         pool.shutdown()
-        pool.joinAll()
+        if (pool.currentWorker() == null) pool.joinAll()
     }
 
     /** `name[parallelism = n, threads = t, queued = q, executed = e, steals = s]`, or `StealingDispatcher.Default`. */

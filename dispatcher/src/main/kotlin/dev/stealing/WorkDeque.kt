@@ -13,8 +13,8 @@ import java.lang.invoke.VarHandle
  *
  * Who may call what:
  * - the owner (one thread, the worker that the deque belongs to): [push], [pop], [tryRemove],
- *   [pollOldest] and [drainTo] is for shutdown only. None of them takes a lock; [push] does no
- *   CAS at all, [pop] does a CAS only when it races thieves for the last task.
+ *   [pollOldest]. None of them takes a lock; [push] does no CAS at all, [pop] does a CAS only
+ *   when it races thieves for the last task.
  * - any thread: [steal], [size].
  *
  * Invariants:
@@ -26,7 +26,9 @@ import java.lang.invoke.VarHandle
  *
  * [tryRemove] generalises pop to any position: it hides the suffix `[i, bottom)` from thieves by
  * lowering `bottom` to `i`, fences, and then owns the suffix if `top < i`, races for it with a
- * CAS if `top == i`, or finds the task already stolen if `top > i`.
+ * CAS if `top == i`, or finds the task already stolen if `top > i`. While `bottom` is lowered,
+ * the tasks above `i` are invisible to thieves and to idle workers' re-scans, so after such a
+ * removal the owner must publish them again (fence + signal): [tryRemoveHidOthers] says when.
  */
 internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
     init {
@@ -47,6 +49,13 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
      */
     @Volatile private var array: Array<Runnable?> = arrayOfNulls(initialCapacity)
 
+    /**
+     * Owner only: whether the last [tryRemove] temporarily hid other queued tasks (it lowered
+     * `bottom` below them). The caller must then re-publish: full fence + signal, as for a push.
+     */
+    var tryRemoveHidOthers: Boolean = false
+        private set
+
     /** Owner only. Pushes [task] at the owner end. No lock, no CAS. */
     fun push(task: Runnable) {
         val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
@@ -61,20 +70,22 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
     fun pop(): Runnable? {
         val b = (BOTTOM.get(this) as Long) - 1
         val a = array
-        BOTTOM.setOpaque(this, b)
+        // Release (not opaque): a thief that acquires this lowered value must still see the
+        // slots below it, which were published by earlier release stores of bottom.
+        BOTTOM.setRelease(this, b)
         // Store-load barrier: the bottom store above must be visible before top is read below.
         // Pairs with the fullFence in steal() between its reads of top and bottom.
         VarHandle.fullFence()
         val t = TOP.getOpaque(this) as Long
         if (t > b) { // empty
-            BOTTOM.setOpaque(this, b + 1)
+            BOTTOM.setRelease(this, b + 1)
             return null
         }
         val i = slot(a, b)
         val task = a[i]
         if (t == b) { // last task: race the thieves for it
             val won = TOP.compareAndSet(this, t, t + 1) // pairs with the CAS in steal()
-            BOTTOM.setOpaque(this, b + 1)
+            BOTTOM.setRelease(this, b + 1)
             return if (won) task else null
         }
         a[i] = null // slot b is ours alone: no thief can win index b while top < b
@@ -116,6 +127,7 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
      * pushed, already taken, or stolen during the removal).
      */
     fun tryRemove(target: Any): Runnable? {
+        tryRemoveHidOthers = false
         val b = BOTTOM.get(this) as Long
         val a = array
         val t0 = TOP.getOpaque(this) as Long // a lower bound for the scan; re-checked below
@@ -130,7 +142,8 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
     }
 
     private fun removeAt(a: Array<Runnable?>, i: Long, b: Long): Runnable? {
-        BOTTOM.setOpaque(this, i) // hide [i, b) from thieves
+        tryRemoveHidOthers = b - 1 > i // tasks above i are hidden until bottom is raised again
+        BOTTOM.setRelease(this, i) // hide [i, b) from thieves; release as in pop()
         // Store-load barrier, as in pop(): pairs with the fullFence in steal().
         VarHandle.fullFence()
         val t = TOP.getOpaque(this) as Long

@@ -2,6 +2,7 @@ package dev.stealing
 
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicReferenceArray
 import java.util.concurrent.atomic.LongAdder
 import java.util.concurrent.locks.ReentrantLock
 import kotlin.concurrent.withLock
@@ -17,9 +18,11 @@ import java.lang.invoke.VarHandle
  * [IdleControl.signalWork] follow (one volatile read when nobody needs waking).
  *
  * Life cycle ([runState]): RUNNING -> SHUTDOWN (intake closed: the global queue is closed, so an
- * outside submission either got in before and will run, or is rejected; workers drain
- * everything, then exit) -> TERMINATED (all workers exited). [stop] goes through STOP: queued
- * tasks are handed back, workers exit after their current task.
+ * outside submission either got in before and will run, or is rejected; running tasks may
+ * still fork locally) -> TIDYING (quiescent: every started worker idle and nothing queued,
+ * detected by the last worker to go idle in [tryQuiesce]; workers exit) -> TERMINATED (all
+ * workers exited). [stop] goes through STOP instead: queued tasks are handed back and workers
+ * exit after their current task.
  * Threads start lazily, one per [IdleControl.signalWork] that finds nobody to wake.
  */
 internal class WorkStealingPool(
@@ -38,8 +41,11 @@ internal class WorkStealingPool(
     val idle = IdleControl(this)
     val globalCheckInterval = options.globalCheckInterval
 
-    /** Worker slots; power-of-two sized for the odd-stride steal scan. Written under [lock]. */
-    val workerTable: Array<Worker?> = arrayOfNulls(Integer.highestOneBit(parallelism * 2 - 1).coerceAtLeast(1))
+    /**
+     * Worker slots; power-of-two sized for the odd-stride steal scan. Written under [lock]
+     * (release), read with acquire by scans so a re-scan sees every worker started before it.
+     */
+    val workerTable = AtomicReferenceArray<Worker?>(Integer.highestOneBit(parallelism * 2 - 1).coerceAtLeast(1))
 
     @Volatile private var runState = RUNNING
     private val lock = ReentrantLock()
@@ -49,9 +55,15 @@ internal class WorkStealingPool(
     val rejected = LongAdder()
     private val externalFailed = LongAdder()
 
-    fun workerAt(index: Int): Worker = workerTable[index]!!
+    fun workerAt(index: Int): Worker = workerTable.getAcquire(index)!!
+
+    /** Started workers, for iteration (racy snapshot). */
+    private inline fun forEachWorker(action: (Worker) -> Unit) {
+        for (i in 0 until workerTable.length()) workerTable.getAcquire(i)?.let(action)
+    }
 
     fun isShutdown(): Boolean = runState >= SHUTDOWN
+    /** Workers should exit: STOP (shutdownNow), TIDYING or TERMINATED. */
     fun isStopping(): Boolean = runState >= STOP
     fun isTerminated(): Boolean = runState == TERMINATED
 
@@ -69,7 +81,7 @@ internal class WorkStealingPool(
         val w = currentWorker()
         if (w != null) return pushLocal(w, task)
         if (global.offer(task)) {
-            afterPublish()
+            signalAfterPublish()
             return true
         }
         rejected.increment()
@@ -79,7 +91,7 @@ internal class WorkStealingPool(
     /** Queues [task] at the back of the global queue (fair: `yield()`), wherever the caller is. */
     fun executeFair(task: Runnable): Boolean {
         if (global.offer(task)) {
-            afterPublish()
+            signalAfterPublish()
             return true
         }
         // Intake is closed, but a worker's own continuations still run until the pool stops.
@@ -95,12 +107,15 @@ internal class WorkStealingPool(
             return false
         }
         w.deque.push(task)
-        afterPublish()
+        signalAfterPublish()
         return true
     }
 
-    /** Wakes a worker for a task just published (see IdleControl for the protocol). */
-    private fun afterPublish() {
+    /**
+     * Wakes a worker for a task just published, or re-published after being hidden (see
+     * IdleControl for the protocol).
+     */
+    fun signalAfterPublish() {
         // Dekker fence: the task written above must be visible before ctl is read in
         // signalWork(). Pairs with the fence after the idle push in IdleControl.pushIdle().
         VarHandle.fullFence()
@@ -110,19 +125,31 @@ internal class WorkStealingPool(
     /** Whether a re-scan finds any queued task (global or any deque). */
     fun hasVisibleWork(): Boolean {
         if (global.size() > 0) return true
-        for (w in workerTable) if (w != null && !w.deque.isEmpty()) return true
+        forEachWorker { if (!it.deque.isEmpty()) return true }
         return false
     }
 
-    /** Shutdown only: [w] may exit when nothing is queued anywhere and intake is closed. */
-    fun nothingLeftFor(w: Worker): Boolean = w.deque.isEmpty() && global.isDrained() && !hasVisibleWork()
+    /**
+     * Called by a worker that went idle after [shutdown] and found nothing: if every started
+     * worker is idle (so none runs a task that could fork more) and nothing is queued or being
+     * offered, the pool is quiescent: move to TIDYING and wake everyone to exit.
+     */
+    fun tryQuiesce() {
+        val quiescent = lock.withLock {
+            if (runState != SHUTDOWN || !global.isDrained() || hasVisibleWork()) return
+            if (!idle.allStartedIdle()) return
+            runState = TIDYING
+            true
+        }
+        if (quiescent) idle.wakeAll()
+    }
 
     /** Starts worker [index]; false if the pool terminated meanwhile. Called by [IdleControl]. */
     fun startWorker(index: Int): Boolean {
         val w = lock.withLock {
-            if (runState == TERMINATED) return false
+            if (runState >= TIDYING) return false
             val w = Worker(this, index)
-            workerTable[index] = w
+            workerTable.setRelease(index, w) // pairs with getAcquire in scans
             liveWorkers++
             w
         }
@@ -130,7 +157,7 @@ internal class WorkStealingPool(
             w.start()
         } catch (e: Throwable) {
             lock.withLock {
-                workerTable[index] = null
+                workerTable.setRelease(index, null)
                 liveWorkers--
             }
             throw e
@@ -146,21 +173,24 @@ internal class WorkStealingPool(
         }
     }
 
+    /**
+     * Under [lock]: TERMINATED once no worker is alive and the pool is stopping, or shut down
+     * with nothing left (a pool that never started a worker).
+     */
     private fun tryTerminateLocked() {
-        if (liveWorkers == 0 && runState >= SHUTDOWN && runState != TERMINATED &&
-            (runState == STOP || global.isDrained())
-        ) {
+        if (liveWorkers != 0 || runState == TERMINATED) return
+        if (runState >= STOP || (runState == SHUTDOWN && global.isDrained())) {
             runState = TERMINATED
             terminatedCondition.signalAll()
         }
     }
 
-    /** Stops intake; queued and running work completes. Idempotent. */
+    /** Stops intake; queued and running work completes, then the workers exit. Idempotent. */
     fun shutdown() {
         advanceRunState(SHUTDOWN)
         global.close()
-        if (!global.isDrained()) afterPublish() // tasks queued: make sure a worker runs them
-        idle.wakeAll()
+        if (!global.isDrained()) signalAfterPublish() // tasks queued: make sure a worker runs them
+        idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
         lock.withLock { tryTerminateLocked() }
     }
 
@@ -169,9 +199,13 @@ internal class WorkStealingPool(
         advanceRunState(STOP)
         global.close()
         val unstarted = ArrayList<Runnable>()
-        while (true) unstarted += global.poll() ?: break
-        for (w in workerTable) {
-            if (w == null) continue
+        // Until drained, not just until poll() says null: a producer that claimed a slot
+        // before the close is still writing its task, which must be handed back too.
+        while (!global.isDrained()) {
+            val task = global.poll()
+            if (task != null) unstarted += task else Thread.onSpinWait()
+        }
+        forEachWorker { w ->
             while (true) {
                 val r = w.deque.steal()
                 val task = r.taskOrNull
@@ -224,11 +258,11 @@ internal class WorkStealingPool(
         }
     }
 
-    /** Waits for termination, then for every worker thread to finish (except the caller). */
+    /** Waits for termination, then for every worker thread to finish. Not on a worker. */
     fun joinAll() {
+        check(currentWorker() == null) { "a worker cannot wait for its own pool to terminate" }
         while (!awaitTermination(TimeUnit.SECONDS.toNanos(1))) { /* keep waiting */ }
-        val me = Thread.currentThread()
-        for (w in workerTable) if (w != null && w !== me) w.join()
+        forEachWorker { it.join() }
     }
 
     /** Executor-path failure: the configured handler, or the thread's uncaught-exception handler. */
@@ -252,8 +286,7 @@ internal class WorkStealingPool(
         var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
         var blockedJoins = 0L; var failed = externalFailed.sum()
         val depths = ArrayList<Int>()
-        for (w in workerTable) {
-            if (w == null) continue
+        forEachWorker { w ->
             executed += w.executed; localPops += w.localPops; globalPops += w.globalPops
             stealAttempts += w.stealAttempts; steals += w.steals; parks += w.parks
             wakeups += w.wakeups; inlined += w.inlined; helped += w.helped
@@ -268,7 +301,7 @@ internal class WorkStealingPool(
             blockedJoins = blockedJoins, parks = parks, unparks = wakeups, failed = failed,
             rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
             state = when (runState) {
-                RUNNING -> "running"; SHUTDOWN -> "shutting down"; STOP -> "stopping"; else -> "terminated"
+                RUNNING -> "running"; SHUTDOWN -> "shutting down"; STOP, TIDYING -> "stopping"; else -> "terminated"
             },
         )
     }
@@ -277,6 +310,7 @@ internal class WorkStealingPool(
         const val RUNNING = 0
         const val SHUTDOWN = 1
         const val STOP = 2
-        const val TERMINATED = 3
+        const val TIDYING = 3
+        const val TERMINATED = 4
     }
 }

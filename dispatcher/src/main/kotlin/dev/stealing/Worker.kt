@@ -103,6 +103,17 @@ internal class Worker(
         }
     }
 
+    /**
+     * Owner only. Removes the queued task matching [target] (see [WorkDeque.tryRemove]) and, if
+     * the removal hid other tasks from thieves for a moment, publishes them again so that an
+     * idle worker that re-scanned meanwhile is woken (docs/parking.md, "hiding").
+     */
+    fun removeLocal(target: Any): Runnable? {
+        val task = deque.tryRemove(target)
+        if (deque.tryRemoveHidOthers) pool.signalAfterPublish()
+        return task
+    }
+
     /** Owner only: whether another task may be run nested without risking the stack. */
     fun canNest(): Boolean = inlineDepth < pool.options.maxInlineDepth
 
@@ -144,7 +155,7 @@ internal class Worker(
      */
     fun scanOthers(): Runnable? {
         val table = pool.workerTable
-        val mask = table.size - 1
+        val mask = table.length() - 1
         while (true) {
             var retry = false
             val r = nextRandom()
@@ -153,7 +164,7 @@ internal class Worker(
             var k = 0
             var i = start
             while (k <= mask) {
-                val victim = table[i]
+                val victim = table.getAcquire(i) // pairs with the set in startWorker()
                 if (victim != null && victim !== this) {
                     stealAttempts++
                     val result = victim.deque.steal()
@@ -174,17 +185,17 @@ internal class Worker(
 
     /**
      * Goes idle: push on the idle stack, re-scan, park until woken. Returns false when the pool
-     * is shutting down and there is nothing left for this worker to do (it should exit).
+     * is stopping and this worker should exit.
      */
     private fun parkIdle(): Boolean {
-        if (pool.isShutdown() && pool.nothingLeftFor(this)) return false
+        if (pool.isStopping()) return false
         pool.idle.pushIdle(this)
         // Re-scan after the fenced push (see IdleControl): any work published before a
         // producer read ctl without seeing this worker idle is visible here.
         if (pool.hasVisibleWork()) {
             pool.idle.cancelIdle(this)
         } else if (pool.isShutdown()) {
-            pool.idle.wakeAll() // includes this worker: come back round and exit
+            pool.tryQuiesce() // after close(): the last worker to go idle ends the pool
         }
         if (idle) {
             parks++

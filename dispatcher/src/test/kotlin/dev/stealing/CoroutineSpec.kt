@@ -121,12 +121,18 @@ class CoroutineSpec : FunSpec({
     test("an exception in a child fails the parent scope and cancels siblings, as on Default") {
         StealingDispatcher(2, "failure").use { d ->
             val siblingCancelled = AtomicInteger()
+            val siblingStarted = CountDownLatch(1)
             val e = shouldThrow<IllegalStateException> {
                 runBlocking(d) {
                     launch {
-                        try { delay(10_000) } catch (c: CancellationException) { siblingCancelled.incrementAndGet(); throw c }
+                        try {
+                            siblingStarted.countDown()
+                            delay(10_000)
+                        } catch (c: CancellationException) {
+                            siblingCancelled.incrementAndGet(); throw c
+                        }
                     }
-                    async<Int> { throw IllegalStateException("child failed") }.await()
+                    async<Int> { siblingStarted.await(); throw IllegalStateException("child failed") }.await()
                 }
             }
             e.message shouldContain "child failed"

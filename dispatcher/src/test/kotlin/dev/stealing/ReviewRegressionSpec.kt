@@ -1,0 +1,133 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.CyclicBarrier
+import java.util.concurrent.RejectedExecutionException
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicLong
+import kotlin.concurrent.thread
+
+/** Races found in review; each test hung or failed before its fix. */
+class ReviewRegressionSpec : FunSpec({
+    test("a removal from the middle of a deque re-publishes the tasks it hid (no lost wake-up)") {
+        // W1's deque: [X, Tgt, S1..Sn]. W1 joins Tgt: tryRemove lowers bottom to Tgt and shifts
+        // S1..Sn down. W2, released to steal X during the shift, then sees W1's deque empty and
+        // parks. Tgt waits for S1, which only W2 can run. Without re-publication, S1 strands.
+        val n = 200_000
+        val calibration = run {
+            val dq = WorkDeque(64)
+            val filler = Runnable {}
+            val target = Runnable {}
+            var best = Long.MAX_VALUE
+            repeat(5) {
+                dq.push(filler); dq.push(target); repeat(n) { dq.push(filler) }
+                val t = System.nanoTime(); dq.tryRemove(target); best = minOf(best, System.nanoTime() - t)
+                while (dq.pop() != null) { /* drain */ }
+            }
+            best
+        }
+        StealingDispatcher(2, "hide", StealingOptions(spinRounds = 0, globalCheckInterval = 1 shl 30)).use { d ->
+            val ex = d.executor
+            var stranded = 0
+            for (trial in 0 until 18 * stressMultiplier) {
+                val delay = (calibration * (0.3 + 0.1 * (trial % 6))).toLong()
+                val release = AtomicBoolean(false)
+                val bar = CyclicBarrier(2)
+                val s1Ran = CountDownLatch(1)
+                val ok = AtomicBoolean()
+                val end = CountDownLatch(2)
+                ex.execute { // occupies W2, then steals X mid-shift
+                    bar.await()
+                    while (!release.get()) Thread.onSpinWait()
+                    val t = System.nanoTime(); while (System.nanoTime() - t < delay) Thread.onSpinWait()
+                    end.countDown()
+                }
+                ex.execute { // on W1
+                    bar.await()
+                    ex.execute {} // X
+                    val tgt = d.fork { s1Ran.await(2, TimeUnit.SECONDS) }
+                    ex.execute { s1Ran.countDown() } // S1
+                    repeat(n - 1) { ex.execute {} }
+                    release.set(true)
+                    ok.set(tgt.join())
+                    end.countDown()
+                }
+                end.await(30, TimeUnit.SECONDS) shouldBe true
+                if (!ok.get()) stranded++
+            }
+            stranded shouldBe 0
+        }
+    }
+
+    test("close() called from a task of the pool returns, and the pool then terminates") {
+        val d = StealingDispatcher(2, "self-close")
+        val returned = CountDownLatch(1)
+        d.executor.execute { d.close(); returned.countDown() }
+        returned.await(10, TimeUnit.SECONDS) shouldBe true
+        d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+    }
+
+    test("after shutdown, a running task may fork locally and wait for it: an idle worker still helps") {
+        val d = StealingDispatcher(2, "fork-after-close", StealingOptions(spinRounds = 0))
+        val ex = d.executor
+        val bothStarted = CyclicBarrier(2)
+        repeat(2) { ex.execute { bothStarted.await(10, TimeUnit.SECONDS) } }
+        val go = CountDownLatch(1)
+        val yRan = CountDownLatch(1)
+        val result = AtomicBoolean()
+        ex.execute {
+            go.await()
+            // Let the other worker go idle after the shutdown (it must not have exited).
+            val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5)
+            while (d.stats().idleThreads < 1 && System.nanoTime() < deadline) Thread.sleep(1)
+            ex.execute { yRan.countDown() } // accepted: a continuation of accepted work
+            result.set(yRan.await(10, TimeUnit.SECONDS)) // blocks this worker: only the other can run Y
+        }
+        ex.shutdown()
+        go.countDown()
+        ex.awaitTermination(30, TimeUnit.SECONDS) shouldBe true
+        result.get() shouldBe true
+    }
+
+    test("shutdownNow racing submissions: executed + rejected + handed back == submitted") {
+        repeat(20 * stressMultiplier) { round ->
+            val executed = AtomicLong()
+            val rejected = AtomicLong()
+            val submitted = AtomicLong()
+            val d = StealingDispatcher(2, "now-race-$round")
+            val start = CyclicBarrier(4)
+            val producers = List(3) {
+                thread {
+                    start.await()
+                    while (true) {
+                        submitted.incrementAndGet()
+                        try {
+                            d.executor.execute { executed.incrementAndGet() }
+                        } catch (e: RejectedExecutionException) {
+                            rejected.incrementAndGet()
+                            break
+                        }
+                    }
+                }
+            }
+            start.await()
+            Thread.sleep(2) // let submissions pile up; the race is the subject
+            val handedBack = d.executor.shutdownNow().size
+            producers.forEach { it.join() }
+            d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+            (executed.get() + rejected.get() + handedBack) shouldBe submitted.get()
+        }
+    }
+
+    test("a fork/join chain deeper than maxInlineDepth completes on a pool of one") {
+        for ((depth, bound) in listOf(300 to 256, 5 to 2)) {
+            StealingDispatcher(1, "deep-join", StealingOptions(maxInlineDepth = bound)).use { d ->
+                fun chain(k: Int): Int = if (k == 0) 0 else d.fork { chain(k - 1) }.join() + 1
+                d.fork { chain(depth) }.get(30, TimeUnit.SECONDS) shouldBe depth
+            }
+        }
+    }
+})
