@@ -3,6 +3,8 @@ package dev.stealing.benchmarks
 import dev.stealing.StealingDispatcher
 import dev.stealing.awaitInline
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Deferred
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.async
@@ -307,10 +309,12 @@ object PingPong {
 object YieldStorm {
     /**
      * [coroutines] coroutines on the executor, each calling `yield()` [yields] times. Checks
-     * that every yield returned. Returns a fairness figure: when the first coroutine finishes,
-     * the least progress any coroutine has made, as a fraction of [yields] (1.0 = perfectly
-     * round-robin, 0.0 = some coroutine has not run at all). The figure reads plain ints written
-     * by other threads: it is an indication, not a checked result.
+     * that every yield returned. All coroutines first wait for a common start signal (they
+     * start `UNDISPATCHED`, so each is parked on it as soon as it is launched), so a coroutine
+     * launched early does not get a head start over one launched late. Returns a fairness figure: when the first coroutine finishes, the least progress any
+     * coroutine has made, as a fraction of [yields] (about 1.0 = round-robin; 0.0 = some
+     * coroutine has not got past its first yield). The figure reads plain ints written by other
+     * threads: it is an indication, not a checked result.
      */
     fun run(ex: ExecutorUnderTest, coroutines: Int = 1_000, yields: Int = 100): Double {
         val progress = IntArray(coroutines)
@@ -318,8 +322,10 @@ object YieldStorm {
         var minAtFirst = -1
         runBlocking {
             withContext(ex.dispatcher) {
+                val go = CompletableDeferred<Unit>()
                 for (c in 0 until coroutines) {
-                    launch {
+                    launch(start = CoroutineStart.UNDISPATCHED) {
+                        go.await()
                         for (y in 0 until yields) {
                             yield()
                             progress[c]++
@@ -327,6 +333,7 @@ object YieldStorm {
                         if (firstDone.compareAndSet(false, true)) minAtFirst = progress.min()
                     }
                 }
+                go.complete(Unit)
             }
         }
         val total = progress.sumOf { it.toLong() }
