@@ -198,7 +198,9 @@ class Report(private val options: Options) {
             "fib-forkjoin",
             listOf(Metric("fib-forkjoin", "fib($fibN), fork/join (ForkedTask / RecursiveTask)", "ms", "fib f/j")),
             listOf("stealing", "fjp"),
-            { ex -> mapOf("fib-forkjoin" to timed { Fib.forkJoin(ex, fibN) }) },
+            // A few ms each: time FORK_JOIN_REPEATS of them in a row per run and report the mean, so one
+            // run is long enough for the timer and less at the mercy of a single preemption.
+            { ex -> mapOf("fib-forkjoin" to timed { repeat(FORK_JOIN_REPEATS) { Fib.forkJoin(ex, fibN) } } / FORK_JOIN_REPEATS) },
         ),
         Workload(
             "merge-sort",
@@ -383,6 +385,7 @@ class Report(private val options: Options) {
 
     companion object {
         const val SETTLE_MILLIS = 20L
+        const val FORK_JOIN_REPEATS = 10
 
         fun fmt(v: Double): String = when {
             v >= 100 -> "%.0f".format(v)
