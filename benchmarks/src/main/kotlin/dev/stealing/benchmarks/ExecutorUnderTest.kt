@@ -1,0 +1,120 @@
+package dev.stealing.benchmarks
+
+import dev.stealing.StealingDispatcher
+import dev.stealing.benchmarks.baselines.LockPool
+import dev.stealing.benchmarks.baselines.LockWsqPool
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.asCoroutineDispatcher
+import kotlinx.coroutines.asExecutor
+import java.util.concurrent.Executor
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
+import java.util.concurrent.ForkJoinPool
+import java.util.concurrent.ThreadFactory
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+
+/**
+ * One executor under test, seen both as a [java.util.concurrent.Executor] and as a coroutine
+ * [CoroutineDispatcher]. Every benchmark and the report take one by [id]:
+ *
+ * | id | what |
+ * |---|---|
+ * | `stealing` | ours: `StealingDispatcher(parallelism)`; coroutine workloads use plain `await` |
+ * | `stealing-inline` | the same pool; coroutine workloads use `awaitInline` |
+ * | `default` | `Dispatchers.Default` (shared, never closed); as Executor `Dispatchers.Default.asExecutor()` |
+ * | `fjp` | `ForkJoinPool(parallelism)`; as dispatcher via `asCoroutineDispatcher()` |
+ * | `tpe` | `Executors.newFixedThreadPool(parallelism)` |
+ * | `lock` | seed 001's single-lock pool, [LockPool] |
+ * | `lockwsq` | seed 000's lock + work-stealing-queue pool, [LockWsqPool] |
+ *
+ * Parallelism is the number of available processors for all of them (`Dispatchers.Default`
+ * uses `max(2, cores)`, which is the same on the 2-core machines this runs on). Create one per
+ * trial and [close] it after: that shuts the pool down and joins its threads (it leaves
+ * `Dispatchers.Default` alone).
+ */
+class ExecutorUnderTest private constructor(
+    val id: String,
+    val parallelism: Int,
+    val executor: Executor,
+    val dispatcher: CoroutineDispatcher,
+    /** Coroutine workloads use `awaitInline` instead of `await` (only `stealing-inline`). */
+    val awaitInline: Boolean,
+    /** Non-null for `stealing` and `stealing-inline`: the pool itself (for `fork`). */
+    val stealing: StealingDispatcher?,
+    /** Non-null for `fjp`: the pool itself (for `RecursiveTask`). */
+    val forkJoinPool: ForkJoinPool?,
+    /** Prefix of this executor's thread names and of no other executor's (for per-pool CPU accounting). */
+    val threadNamePrefix: String,
+    private val onClose: () -> Unit,
+) : AutoCloseable {
+    @Volatile private var closed = false
+
+    override fun close() {
+        if (closed) return
+        closed = true
+        onClose()
+    }
+
+    override fun toString(): String = id
+
+    companion object {
+        /** Every executor id, in the order tables list them. */
+        val ALL: List<String> = listOf("stealing", "stealing-inline", "default", "fjp", "tpe", "lock", "lockwsq")
+
+        /** The executors of Executor-path workloads (`stealing-inline` would be the same as `stealing`). */
+        val EXECUTORS: List<String> = ALL - "stealing-inline"
+
+        val CORES: Int = Runtime.getRuntime().availableProcessors()
+
+        fun create(id: String, parallelism: Int = CORES): ExecutorUnderTest {
+            require(parallelism >= 1) { "parallelism must be >= 1, was $parallelism" }
+            return when (id) {
+                "stealing", "stealing-inline" -> {
+                    val name = "bench-$id"
+                    val pool = StealingDispatcher(parallelism, name)
+                    ExecutorUnderTest(id, parallelism, pool.executor, pool, id == "stealing-inline", pool, null, "$name-worker-") { pool.close() }
+                }
+                "default" -> ExecutorUnderTest(
+                    id, parallelism, Dispatchers.Default.asExecutor(), Dispatchers.Default, false, null, null,
+                    "DefaultDispatcher-worker-",
+                ) {}
+                "fjp" -> {
+                    val name = "bench-fjp"
+                    val counter = AtomicInteger()
+                    val pool = ForkJoinPool(parallelism, { p ->
+                        ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(p).apply { this.name = "$name-${counter.getAndIncrement()}" }
+                    }, null, false)
+                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, null, pool, "$name-") { shutdownAndJoin(pool) }
+                }
+                "tpe" -> {
+                    val name = "bench-tpe"
+                    val pool = Executors.newFixedThreadPool(parallelism, namedDaemons(name))
+                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, null, null, "$name-") { shutdownAndJoin(pool) }
+                }
+                "lock" -> {
+                    val name = "bench-lock"
+                    val pool = LockPool(parallelism, name)
+                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, null, null, "$name-") { pool.close() }
+                }
+                "lockwsq" -> {
+                    val name = "bench-lockwsq"
+                    val pool = LockWsqPool(parallelism, name)
+                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, null, null, "$name-") { pool.close() }
+                }
+                else -> throw IllegalArgumentException("executor must be one of $ALL, was '$id'")
+            }
+        }
+
+        private fun namedDaemons(prefix: String): ThreadFactory {
+            val counter = AtomicInteger()
+            return ThreadFactory { r -> Thread(r, "$prefix-${counter.getAndIncrement()}").apply { isDaemon = true } }
+        }
+
+        private fun shutdownAndJoin(pool: ExecutorService) {
+            pool.shutdown()
+            check(pool.awaitTermination(1, TimeUnit.MINUTES)) { "$pool did not terminate within a minute" }
+        }
+    }
+}

@@ -1,0 +1,396 @@
+package dev.stealing.benchmarks.report
+
+import dev.stealing.benchmarks.DispatchDrain
+import dev.stealing.benchmarks.ExecutorUnderTest
+import dev.stealing.benchmarks.FanOut
+import dev.stealing.benchmarks.Fib
+import dev.stealing.benchmarks.MergeSort
+import dev.stealing.benchmarks.NoopFlood
+import dev.stealing.benchmarks.PingPong
+import dev.stealing.benchmarks.YieldStorm
+import java.io.File
+import java.lang.management.ManagementFactory
+import java.util.concurrent.ExecutionException
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.TimeoutException
+import kotlin.system.exitProcess
+
+/**
+ * The comparison report: a short run of the key workloads (the same code as the JMH suite, from
+ * `Workloads.kt`) on every executor, then a table of medians, spreads and ratios to
+ * `Dispatchers.Default` and to `ForkJoinPool`, with the SPEC section 5 targets marked.
+ *
+ * ```
+ * java -cp benchmarks/target/benchmarks.jar dev.stealing.benchmarks.report.ReportKt [--quick]
+ * ```
+ *
+ * Method: every executor is created once and closed at the end. Rounds alternate the executors:
+ * in each round every workload runs once on every executor, in an order rotated from round to
+ * round, so drift of the machine (another build, thermal, GC state) hits all executors alike.
+ * The first rounds are warm-up and are not counted. Before each workload's batch the heap is
+ * collected; between two runs the harness pauses briefly so the previous pool's threads have
+ * parked and do not compete with the next one. Each run is timed with `System.nanoTime` on a
+ * driver thread outside every pool and checked; a wrong result, an exception, or a run that
+ * does not finish within the time limit is a failure: the report still gets written, and the
+ * exit code is 1.
+ *
+ * Options: `--quick` (1 warm-up + 3 measured rounds, 3 s idle window), `--warmup N`,
+ * `--rounds N`, `--idle-seconds N`, `--only REGEX` (workload ids), `--out DIR` (default
+ * `benchmarks/results`, or `results` when run inside `benchmarks/`).
+ */
+fun main(args: Array<String>) {
+    val options = try {
+        Options.parse(args)
+    } catch (e: IllegalArgumentException) {
+        System.err.println("report: ${e.message}")
+        System.err.println(Options.USAGE)
+        exitProcess(2)
+    }
+    val code = try {
+        Report(options).run()
+    } catch (e: Throwable) {
+        System.err.println("report: failed: $e")
+        e.printStackTrace()
+        1
+    }
+    exitProcess(code)
+}
+
+class Options(
+    val quick: Boolean,
+    val warmupRounds: Int,
+    val rounds: Int,
+    val idleSeconds: Int,
+    val only: Regex?,
+    val outDir: File,
+    val runLimitSeconds: Long,
+) {
+    companion object {
+        const val USAGE = "usage: ReportKt [--quick] [--warmup N] [--rounds N] [--idle-seconds N] [--only REGEX] [--out DIR] [--run-limit-seconds N]"
+
+        fun parse(args: Array<String>): Options {
+            var quick = false
+            var warmup: Int? = null
+            var rounds: Int? = null
+            var idle: Int? = null
+            var only: Regex? = null
+            var out: File? = null
+            var limit = 120L
+            var i = 0
+            fun value(name: String): String = args.getOrNull(++i) ?: throw IllegalArgumentException("$name needs a value")
+            fun int(name: String, min: Int): Int {
+                val v = value(name)
+                val n = v.toIntOrNull() ?: throw IllegalArgumentException("$name must be an integer, was '$v'")
+                require(n >= min) { "$name must be >= $min, was $n" }
+                return n
+            }
+            while (i < args.size) {
+                when (val a = args[i]) {
+                    "--quick" -> quick = true
+                    "--warmup" -> warmup = int(a, 0)
+                    "--rounds" -> rounds = int(a, 1)
+                    "--idle-seconds" -> idle = int(a, 0)
+                    "--only" -> only = Regex(value(a))
+                    "--out" -> out = File(value(a))
+                    "--run-limit-seconds" -> limit = int(a, 1).toLong()
+                    "-h", "--help" -> { println(USAGE); exitProcess(0) }
+                    else -> throw IllegalArgumentException("unknown argument '$a'")
+                }
+                i++
+            }
+            val defaultOut = if (File("benchmarks").isDirectory) File("benchmarks/results") else File("results")
+            return Options(
+                quick = quick,
+                warmupRounds = warmup ?: if (quick) 1 else 2,
+                rounds = rounds ?: if (quick) 3 else 7,
+                idleSeconds = idle ?: if (quick) 3 else 10,
+                only = only,
+                outDir = out ?: defaultOut,
+                runLimitSeconds = limit,
+            )
+        }
+    }
+}
+
+/** One measured quantity of a workload (a table row per executor). */
+class Metric(
+    val id: String,
+    val title: String,
+    /** Unit of the stored values, e.g. "ms". */
+    val unit: String,
+    /** Short label for the chart. */
+    val label: String,
+)
+
+/**
+ * A workload of the report: runs once on one executor and returns the value of each of its
+ * metrics (throwing on a wrong result). [extra] optionally returns a non-timed figure (e.g.
+ * fairness) to print beside the table.
+ */
+class Workload(
+    val id: String,
+    val metrics: List<Metric>,
+    val executors: List<String>,
+    val run: (ExecutorUnderTest) -> Map<String, Double>,
+    /** Figures that are not times (no ratios, no chart), printed in their own section. */
+    val extras: List<Metric> = emptyList(),
+)
+
+class Report(private val options: Options) {
+    private val all = ExecutorUnderTest.EXECUTORS
+    private val fibN = 27
+    private val pingPongTrips = 10_000
+    private val allocBatch = 1_000_000
+    private var mergeSort: MergeSort? = null
+
+    private fun ms(nanos: Long) = nanos / 1e6
+
+    private fun timed(block: () -> Unit): Double {
+        val t0 = System.nanoTime()
+        block()
+        return ms(System.nanoTime() - t0)
+    }
+
+    private val workloads: List<Workload> = listOf(
+        Workload(
+            "noop-separated",
+            listOf(
+                Metric("noop-sep-queue", "1M no-op Runnables, separated: queue", "ms", "1M q sep"),
+                Metric("noop-sep-drain", "1M no-op Runnables, separated: drain", "ms", "1M d sep"),
+                Metric("noop-sep-total", "1M no-op Runnables, separated: total", "ms", "1M tot sep"),
+            ),
+            all,
+            { ex ->
+                val (q, d) = NoopFlood(ex.executor).run(separated = true)
+                mapOf("noop-sep-queue" to ms(q), "noop-sep-drain" to ms(d), "noop-sep-total" to ms(q + d))
+            },
+        ),
+        Workload(
+            "noop-overlapped",
+            listOf(Metric("noop-ovl-total", "1M no-op Runnables, overlapped: total", "ms", "1M tot ovl")),
+            all,
+            { ex ->
+                val (q, d) = NoopFlood(ex.executor).run(separated = false)
+                mapOf("noop-ovl-total" to ms(q + d))
+            },
+        ),
+        Workload(
+            "fanout-10000x100",
+            listOf(Metric("fanout-10000x100", "fan-out 10,000 x 100", "ms", "fan 10k x100")),
+            all,
+            { ex -> mapOf("fanout-10000x100" to timed { FanOut(ex.executor, 10_000, 100).run() }) },
+        ),
+        Workload(
+            "fanout-100x10000",
+            listOf(Metric("fanout-100x10000", "fan-out 100 x 10,000", "ms", "fan 100 x10k")),
+            all,
+            { ex -> mapOf("fanout-100x10000" to timed { FanOut(ex.executor, 100, 10_000).run() }) },
+        ),
+        Workload(
+            "fib-coroutines",
+            listOf(Metric("fib-coroutines", "fib($fibN), async per node (await / awaitInline)", "ms", "fib async")),
+            listOf("stealing", "stealing-inline", "default", "fjp"),
+            { ex -> mapOf("fib-coroutines" to timed { Fib.coroutines(ex, fibN) }) },
+        ),
+        Workload(
+            "fib-forkjoin",
+            listOf(Metric("fib-forkjoin", "fib($fibN), fork/join (ForkedTask / RecursiveTask)", "ms", "fib f/j")),
+            listOf("stealing", "fjp"),
+            // A few ms each: time FORK_JOIN_REPEATS of them in a row per run and report the mean, so one
+            // run is long enough for the timer and less at the mercy of a single preemption.
+            { ex -> mapOf("fib-forkjoin" to timed { repeat(FORK_JOIN_REPEATS) { Fib.forkJoin(ex, fibN) } } / FORK_JOIN_REPEATS) },
+        ),
+        Workload(
+            "merge-sort",
+            listOf(Metric("merge-sort", "merge sort 10M ints, cut-off 8192", "ms", "sort 10M")),
+            listOf("stealing-inline", "default", "fjp"),
+            { ex ->
+                val sort = mergeSort ?: MergeSort().also { mergeSort = it }
+                sort.reset()
+                val t = timed { sort.sort(ex) }
+                sort.check()
+                mapOf("merge-sort" to t)
+            },
+        ),
+        Workload(
+            "ping-pong-pool",
+            listOf(Metric("ping-pong-pool", "ping-pong, both on the pool (per round trip)", "µs", "ping-pong pool")),
+            all,
+            { ex -> mapOf("ping-pong-pool" to timed { PingPong.run(ex, pingPongTrips, fromCaller = false) } * 1000 / pingPongTrips) },
+        ),
+        Workload(
+            "ping-pong-caller",
+            listOf(Metric("ping-pong-caller", "ping-pong, caller <-> pool (per round trip)", "µs", "ping-pong caller")),
+            all,
+            { ex -> mapOf("ping-pong-caller" to timed { PingPong.run(ex, pingPongTrips, fromCaller = true) } * 1000 / pingPongTrips) },
+        ),
+        Workload(
+            "yield-storm",
+            listOf(Metric("yield-storm", "1,000 coroutines x 100 yields", "ms", "yield")),
+            all,
+            { ex ->
+                var fairness = 0.0
+                val t = timed { fairness = YieldStorm.run(ex, 1_000, 100) }
+                mapOf("yield-storm" to t, "yield-fairness" to fairness)
+            },
+            extras = listOf(
+                Metric(
+                    "yield-fairness",
+                    "yield fairness: least progress of any coroutine when the first one finishes (1 = round-robin)",
+                    "", "fairness",
+                ),
+            ),
+        ),
+        Workload(
+            "alloc",
+            listOf(Metric("alloc", "allocation per dispatched Runnable (all threads)", "B", "alloc")),
+            all,
+            { ex ->
+                val drain = DispatchDrain(ex.executor, allocBatch)
+                val before = allocatedBytes()
+                drain.run()
+                val after = allocatedBytes()
+                // Threads that died in between are left out; threads born in between count fully.
+                val bytes = after.entries.sumOf { (tid, b) -> b - (before[tid] ?: 0L) }
+                mapOf("alloc" to bytes.toDouble() / allocBatch)
+            },
+        ),
+    ).filter { options.only == null || options.only.containsMatchIn(it.id) }
+
+    private val samples = LinkedHashMap<Pair<String, String>, MutableList<Double>>()
+    private val failures = ArrayList<String>()
+    private val broken = HashSet<String>()
+    private var driver: ExecutorService = newDriver()
+
+    private fun newDriver(): ExecutorService =
+        Executors.newSingleThreadExecutor { r -> Thread(r, "report-driver").apply { isDaemon = true } }
+
+    fun run(): Int {
+        require(workloads.isNotEmpty()) { "--only ${options.only} matches no workload" }
+        val ids = ExecutorUnderTest.ALL.filter { id -> workloads.any { id in it.executors } }
+        val started = System.currentTimeMillis()
+        println("Stealing Dispatcher comparison report: ${if (options.quick) "quick" else "full"} mode, " +
+            "${options.warmupRounds} warm-up + ${options.rounds} measured rounds, parallelism ${ExecutorUnderTest.CORES}, " +
+            "executors ${ids.joinToString()}")
+        val subjects = ids.associateWith { ExecutorUnderTest.create(it) }
+        var idle: Map<String, Double> = emptyMap()
+        try {
+            val total = options.warmupRounds + options.rounds
+            for (round in 0 until total) {
+                val warm = round < options.warmupRounds
+                val tag = if (warm) "warm-up ${round + 1}/${options.warmupRounds}" else "round ${round - options.warmupRounds + 1}/${options.rounds}"
+                for (w in workloads) {
+                    val order = rotate(w.executors, round)
+                    System.gc()
+                    val line = StringBuilder("[$tag] ${w.id.padEnd(18)}")
+                    for (id in order) {
+                        if (id in broken) { line.append("  $id: skipped"); continue }
+                        Thread.sleep(SETTLE_MILLIS)
+                        val result = runOne(w, subjects.getValue(id), tag)
+                        if (result == null) { line.append("  $id: FAILED"); continue }
+                        val first = w.metrics.last()
+                        line.append("  $id ${fmt(result.getValue(first.id))} ${first.unit}")
+                        if (!warm) for ((metric, v) in result) samples.getOrPut(metric to id) { ArrayList() }.add(v)
+                    }
+                    println(line)
+                }
+            }
+            if (options.idleSeconds > 0 && options.only == null) idle = measureIdle(subjects)
+        } finally {
+            for (s in subjects.values) {
+                if (s.id in broken) continue // its threads may be stuck; the JVM exits anyway
+                try { s.close() } catch (e: Throwable) { failures += "closing ${s.id}: $e" }
+            }
+        }
+        val elapsed = (System.currentTimeMillis() - started) / 1000.0
+        val output = ReportOutput(options, workloads, samples, idle, failures, elapsed)
+        output.printAndWrite()
+        if (failures.isNotEmpty()) {
+            System.err.println("${failures.size} failure(s):")
+            failures.forEach { System.err.println("  $it") }
+            return 1
+        }
+        return 0
+    }
+
+    /** Runs [w] once on [ex] on the driver thread; null (and a failure recorded) if it failed. */
+    private fun runOne(w: Workload, ex: ExecutorUnderTest, tag: String): Map<String, Double>? {
+        val future = driver.submit<Map<String, Double>> { w.run(ex) }
+        try {
+            return future.get(options.runLimitSeconds, TimeUnit.SECONDS)
+        } catch (e: TimeoutException) {
+            failures += "[$tag] ${w.id} on ${ex.id}: no result within ${options.runLimitSeconds} s (hung?); ${ex.id} skipped from now on"
+            broken += ex.id
+            future.cancel(true)
+            driver = newDriver() // the old driver thread may be stuck for good
+        } catch (e: ExecutionException) {
+            val cause = e.cause ?: e
+            failures += "[$tag] ${w.id} on ${ex.id}: $cause"
+            cause.printStackTrace()
+        }
+        return null
+    }
+
+    /**
+     * Idle CPU after a burst: each executor runs a short fan-out, then the CPU time of its own
+     * threads is summed over the next [Options.idleSeconds] (all windows overlap, so this costs
+     * one window, not one per executor). Returns percent of one core, per executor. A pool
+     * whose threads cannot be found by name is a failure of the harness, not a 0.
+     */
+    private fun measureIdle(subjects: Map<String, ExecutorUnderTest>): Map<String, Double> {
+        println("idle check: a burst on each executor, then ${options.idleSeconds} s of idle CPU per pool ...")
+        val live = subjects.values.filter { it.id !in broken }
+        val start = HashMap<String, Pair<Long, Map<Long, Long>>>()
+        for (s in live) {
+            try {
+                FanOut(s.executor, 1_000, 100).run()
+            } catch (e: Throwable) {
+                failures += "idle check burst on ${s.id}: $e"
+                continue
+            }
+            start[s.id] = System.nanoTime() to threadCpu(s.threadNamePrefix)
+        }
+        Thread.sleep(options.idleSeconds * 1000L)
+        val end = System.nanoTime()
+        return live.filter { it.id in start }.associate { s ->
+            val (t0, cpu0) = start.getValue(s.id)
+            val cpu1 = threadCpu(s.threadNamePrefix)
+            if (cpu1.isEmpty()) failures += "idle check: no thread named ${s.threadNamePrefix}* found for ${s.id}"
+            val used = cpu1.entries.sumOf { (tid, c) -> c - (cpu0[tid] ?: 0L) }
+            s.id to 100.0 * used / (end - t0)
+        }
+    }
+
+    private fun threadCpu(prefix: String): Map<Long, Long> {
+        val mx = ManagementFactory.getThreadMXBean()
+        return Thread.getAllStackTraces().keys.filter { it.name.startsWith(prefix) }
+            .associate { it.id to mx.getThreadCpuTime(it.id) }
+            .filterValues { it >= 0 }
+    }
+
+    /** Bytes allocated so far by each live thread. */
+    private fun allocatedBytes(): Map<Long, Long> {
+        val mx = ManagementFactory.getThreadMXBean() as com.sun.management.ThreadMXBean
+        val ids = mx.allThreadIds
+        val bytes = mx.getThreadAllocatedBytes(ids)
+        return ids.indices.filter { bytes[it] >= 0 }.associate { ids[it] to bytes[it] }
+    }
+
+    private fun <T> rotate(list: List<T>, by: Int): List<T> {
+        val k = by % list.size
+        return list.drop(k) + list.take(k)
+    }
+
+    companion object {
+        const val SETTLE_MILLIS = 20L
+        const val FORK_JOIN_REPEATS = 10
+
+        fun fmt(v: Double): String = when {
+            v >= 100 -> "%.0f".format(v)
+            v >= 10 -> "%.1f".format(v)
+            else -> "%.2f".format(v)
+        }
+    }
+}
