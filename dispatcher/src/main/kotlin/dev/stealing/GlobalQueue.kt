@@ -11,7 +11,12 @@ import java.lang.invoke.VarHandle
  * (one sequence number per slot; producers and consumers claim positions by CAS). While the
  * queue keeps up, one segment is reused forever, so a steady stream of tasks allocates nothing.
  * A producer that finds its segment full closes it (a CLOSED bit in its enqueue position) and
- * links a fresh segment; consumers move past a segment once it is closed and drained.
+ * links a fresh segment of twice the size (up to [MAX_SEGMENT_CAPACITY]); consumers move past a
+ * segment once it is closed and drained. The newest segment is the one that stays, so repeated
+ * bursts of similar size stop allocating once a segment holds a whole burst.
+ *
+ * Consumers may claim a run of ready slots with one CAS ([pollBatch]), which is how workers
+ * drain a flood without contending on every task.
  *
  * Closing the queue ([close]) closes every segment and links the [TOMBSTONE] after the last one,
  * so from then on [offer] fails. This makes shutdown linearizable at no cost to the hot path:
@@ -40,7 +45,7 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
             // seg is closed (full, or the queue is closing): move on to the next segment.
             var next = seg.next
             if (next == null) {
-                val fresh = Segment(segmentCapacity)
+                val fresh = Segment(minOf(seg.capacity * 2, MAX_SEGMENT_CAPACITY))
                 next = if (seg.casNext(null, fresh)) fresh else seg.next!!
             }
             if (next === TOMBSTONE) return false
@@ -56,6 +61,21 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
             if (r !== EXHAUSTED) return r as Runnable?
             val next = seg.next ?: return null // the closer is linking the next one: read as empty
             if (next === TOMBSTONE) return null
+            HEAD.compareAndSet(this, seg, next) // helping; failure means someone else advanced it
+        }
+    }
+
+    /**
+     * Any thread. Takes up to `out.size` of the oldest tasks, in order, into [out]; returns how
+     * many (0 if none is ready). One CAS claims the whole run.
+     */
+    fun pollBatch(out: Array<Runnable?>): Int {
+        while (true) {
+            val seg = head
+            val n = seg.pollBatch(out)
+            if (n >= 0) return n
+            val next = seg.next ?: return 0 // the closer is linking the next one: read as empty
+            if (next === TOMBSTONE) return 0
             HEAD.compareAndSet(this, seg, next) // helping; failure means someone else advanced it
         }
     }
@@ -85,6 +105,9 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
         }
     }
 
+    /** Capacity of the newest segment (tests: growth). */
+    fun tailCapacity(): Int = tail.capacity
+
     /** Any thread. A racy estimate of the number of queued tasks. */
     fun size(): Int {
         var n = 0L
@@ -97,7 +120,7 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
     }
 
     /** A bounded Vyukov ring; see the class comment of [GlobalQueue]. */
-    private class Segment(capacity: Int) {
+    private class Segment(val capacity: Int) {
         private val mask = capacity - 1
         private val items = arrayOfNulls<Runnable>(capacity)
         /** seqs[i] == pos: slot free for the producer of pos; == pos + 1: filled for the consumer of pos. */
@@ -152,6 +175,40 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
             }
         }
 
+        /**
+         * Claims the longest run of ready slots from the consumer position, up to `out.size`,
+         * with one CAS. Returns the count, 0 when nothing is ready, -1 when closed and drained.
+         */
+        fun pollBatch(out: Array<Runnable?>): Int {
+            var pos = DEQ.getVolatile(this) as Long
+            while (true) {
+                var n = 0
+                while (n < out.size) {
+                    val i = ((pos + n) and mask.toLong()).toInt()
+                    // A slot is ready for the consumer of position p when its seq is p + 1.
+                    if (SEQ.getAcquire(seqs, i) as Long != pos + n + 1) break // pairs with offer()
+                    n++
+                }
+                if (n == 0) {
+                    val r = poll() // not ready, exhausted, or our position was stale: let poll() decide
+                    if (r === EXHAUSTED) return -1
+                    if (r == null) return 0
+                    out[0] = r as Runnable
+                    return 1
+                }
+                if (DEQ.compareAndSet(this, pos, pos + n)) {
+                    for (k in 0 until n) {
+                        val i = ((pos + k) and mask.toLong()).toInt()
+                        out[k] = items[i]
+                        items[i] = null
+                        SEQ.setRelease(seqs, i, pos + k + mask + 1) // frees the slot; pairs with offer()
+                    }
+                    return n
+                }
+                pos = DEQ.getVolatile(this) as Long
+            }
+        }
+
         fun closeForOffers() {
             while (true) {
                 val e = ENQ.getVolatile(this) as Long
@@ -180,6 +237,7 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
 
     private companion object {
         const val SEGMENT_CAPACITY = 1024
+        const val MAX_SEGMENT_CAPACITY = 1 shl 16
         const val CLOSED = 1L shl 62
         val EXHAUSTED = Any()
 

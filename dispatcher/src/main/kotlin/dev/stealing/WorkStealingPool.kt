@@ -81,7 +81,7 @@ internal class WorkStealingPool(
         val w = currentWorker()
         if (w != null) return pushLocal(w, task)
         if (global.offer(task)) {
-            signalAfterPublish()
+            signalAfterGlobalOffer()
             return true
         }
         rejected.increment()
@@ -91,7 +91,7 @@ internal class WorkStealingPool(
     /** Queues [task] at the back of the global queue (fair: `yield()`), wherever the caller is. */
     fun executeFair(task: Runnable): Boolean {
         if (global.offer(task)) {
-            signalAfterPublish()
+            signalAfterGlobalOffer()
             return true
         }
         // Intake is closed, but a worker's own continuations still run until the pool stops.
@@ -112,8 +112,19 @@ internal class WorkStealingPool(
     }
 
     /**
-     * Wakes a worker for a task just published, or re-published after being hidden (see
-     * IdleControl for the protocol).
+     * Wakes a worker for a task just offered to the global queue. No explicit fence: the offer
+     * claimed its slot with a CAS on the segment's enqueue index, a synchronization action, and
+     * a sleeper's re-scan reads that index with a volatile read after its CAS on ctl; the JMM
+     * totally orders these, so either the sleeper sees the claimed slot (and keeps searching
+     * until it is written) or this volatile read of ctl sees the sleeper (docs/parking.md).
+     */
+    private fun signalAfterGlobalOffer() {
+        idle.signalWork()
+    }
+
+    /**
+     * Wakes a worker for a task just pushed onto a deque, or re-published after being hidden
+     * (see IdleControl for the protocol).
      */
     fun signalAfterPublish() {
         // Dekker fence: the task written above must be visible before ctl is read in

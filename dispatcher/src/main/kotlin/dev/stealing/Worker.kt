@@ -13,7 +13,8 @@ import java.util.concurrent.locks.LockSupport
  * 3. the global queue;
  * 4. it becomes a *searcher* and steals from the other workers, visiting them from a random
  *    start with an odd stride over a power-of-two table (every worker once per round): one
- *    round, then [StealingOptions.spinRounds] more with spin-waits in between;
+ *    round that leaves a victim's lone task to its owner, then [StealingOptions.spinRounds]
+ *    more that take anything, with spin-waits in between;
  * 5. it parks through [IdleControl] (push idle, fence, re-scan, park).
  *
  * Owner-only state (the fields without @Volatile) is touched only by this thread, except the
@@ -134,26 +135,47 @@ internal class Worker(
                 searching = true
                 pool.idle.beginSearch()
             }
-            scanOthers()?.let { return it }
-            for (round in 1..pool.options.spinRounds) {
-                onSpinWait()
+            val spinRounds = pool.options.spinRounds
+            // First round: leave a victim's lone task to its owner for a moment (it is usually
+            // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does
+            // not turn a local hand-off into a cross-thread one. Later rounds take anything.
+            scanOthers(skipLoneTasks = spinRounds > 0)?.let { return it }
+            for (round in 1..spinRounds) {
+                repeat(SPIN_WAITS_PER_ROUND) { onSpinWait() }
                 scanOthers()?.let { return it }
             }
             if (!parkIdle()) return null
         }
     }
 
+    /** Owner only: buffer for [pollGlobal]'s batches. */
+    private val batch = arrayOfNulls<Runnable>(GLOBAL_BATCH)
+
+    /**
+     * Takes a run of up to [GLOBAL_BATCH] tasks from the global queue with one CAS: runs the
+     * oldest now and pushes the rest onto the own deque (newest first, so they pop in FIFO
+     * order and stay stealable), then publishes them like any push.
+     */
     private fun pollGlobal(): Runnable? {
-        val task = pool.global.poll() ?: return null
+        val n = pool.global.pollBatch(batch)
+        if (n == 0) return null
         globalPops++
-        return task
+        for (k in n - 1 downTo 1) {
+            deque.push(batch[k]!!)
+            batch[k] = null
+        }
+        val first = batch[0]!!
+        batch[0] = null
+        if (n > 1) pool.signalAfterPublish()
+        return first
     }
 
     /**
      * One steal round over every other worker, plus the global queue. Returns null only when
-     * every victim answered Empty; a lost race (Retry) repeats the round.
+     * every victim answered Empty (or, with [skipLoneTasks], held a single task); a lost race
+     * (Retry) repeats the round.
      */
-    fun scanOthers(): Runnable? {
+    fun scanOthers(skipLoneTasks: Boolean = false): Runnable? {
         val table = pool.workerTable
         val mask = table.length() - 1
         while (true) {
@@ -165,7 +187,7 @@ internal class Worker(
             var i = start
             while (k <= mask) {
                 val victim = table.getAcquire(i) // pairs with the set in startWorker()
-                if (victim != null && victim !== this) {
+                if (victim != null && victim !== this && !(skipLoneTasks && victim.deque.size() == 1)) {
                     stealAttempts++
                     val result = victim.deque.steal()
                     val task = result.taskOrNull
@@ -219,4 +241,12 @@ internal class Worker(
     }
 
     override fun toString(): String = name
+
+    private companion object {
+        /** Tasks taken from the global queue in one claim. */
+        const val GLOBAL_BATCH = 32
+
+        /** Spin-waits between two steal rounds of a searching worker (about 1.6 us here). */
+        const val SPIN_WAITS_PER_ROUND = 64
+    }
 }

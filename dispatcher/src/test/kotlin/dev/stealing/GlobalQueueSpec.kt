@@ -26,6 +26,30 @@ class GlobalQueueSpec : FunSpec({
         }
     }
 
+    test("pollBatch takes runs in FIFO order across segments") {
+        val q = GlobalQueue(segmentCapacity = 4)
+        val t = Array(50) { IdTask(it) }
+        t.forEach { q.offer(it) }
+        val out = arrayOfNulls<Runnable>(8)
+        var next = 0
+        while (true) {
+            val n = q.pollBatch(out)
+            if (n == 0) break
+            for (k in 0 until n) out[k] shouldBeSameInstanceAs t[next++]
+        }
+        next shouldBe 50
+    }
+
+    test("segments double, so the newest one ends up holding a whole burst") {
+        val q = GlobalQueue(segmentCapacity = 4)
+        repeat(100) { q.offer(IdTask(it)) }
+        q.tailCapacity() shouldBe 64 // 4 + 8 + 16 + 32 + 64 >= 100
+        while (q.poll() != null) { /* drain */ }
+        repeat(60) { q.offer(IdTask(it)) } // fits in the surviving 64-slot ring
+        q.tailCapacity() shouldBe 64
+        q.size() shouldBe 60
+    }
+
     test("close: later offers fail, earlier ones are still polled, then drained") {
         val q = GlobalQueue(segmentCapacity = 2)
         val t = Array(5) { IdTask(it) }
@@ -60,12 +84,18 @@ class GlobalQueueSpec : FunSpec({
                 }
             }
         }
-        val consumers = List(2) {
+        val consumers = List(2) { c ->
             thread {
                 start.await()
+                val out = arrayOfNulls<Runnable>(5)
                 while (!q.isDrained()) {
-                    val task = q.poll() as IdTask? ?: continue
-                    polled.incrementAndGet(task.id)
+                    if (c == 0) {
+                        val task = q.poll() as IdTask? ?: continue
+                        polled.incrementAndGet(task.id)
+                    } else {
+                        val n = q.pollBatch(out)
+                        for (k in 0 until n) polled.incrementAndGet((out[k] as IdTask).id)
+                    }
                 }
             }
         }
