@@ -17,9 +17,12 @@ import java.util.concurrent.TimeoutException
  * [join] and [get] called on a worker of the task's pool first try to run the task *inline*:
  * if it is still queued in the caller's own deque (anywhere in it), it is removed and run right
  * there (always: this nests no deeper than the caller's own recursion, as with
- * `ForkJoinTask.join`). If it was stolen, the caller *helps*: it runs other queued tasks while
- * it waits, nested at most [StealingOptions.maxInlineDepth] deep. Only then does it block.
- * Called from any other thread, they simply block.
+ * `ForkJoinTask.join`). If it was stolen, the caller *helps the thief*: it steals back tasks
+ * from the deque of the worker that stole it (those were forked by the target's own run, so
+ * they cannot be waiting for a frame of the caller), nested at most
+ * [StealingOptions.maxInlineDepth] deep, for up to about 50 us without finding one. Only then
+ * does it block. It never runs unrelated tasks from its own deque: one of those could join a
+ * task that is running lower on this very stack. Called from any other thread, they block.
  *
  * Exactly-once: a forked task is run only by whoever removes it from a queue (pop, steal or
  * inline removal are mutually exclusive), so it never runs twice. [cancel] before it runs turns
@@ -39,6 +42,9 @@ public class ForkedTask<T> internal constructor(
      * Completion is the single CAS away from [NOT_DONE] in [complete]. Through [RESULT].
      */
     @Suppress("unused") private var result: Any? = NOT_DONE
+
+    /** The worker that stole this task, if one did (set by [Worker.stealFrom]); for helping. */
+    @Volatile internal var stolenBy: Worker? = null
 
     /** Set by a thread about to block; read by the completer after its CAS (Dekker pair). */
     @Volatile private var hasWaiters = false
@@ -137,22 +143,32 @@ public class ForkedTask<T> internal constructor(
 
     /**
      * On a worker of [pool]: run this task inline if still queued locally (whatever the nesting
-     * depth: leaving it queued while this thread blocks could deadlock a pool of one), else
-     * help with other tasks, within the depth bound, until done or [deadline] (a nanoTime;
-     * Long.MAX_VALUE for none).
+     * depth: leaving it queued while this thread blocks could deadlock a pool of one; not for a
+     * zero timeout), else help its thief within the depth bound until done, [deadline] (a
+     * nanoTime; Long.MAX_VALUE for none), or about [HELP_SPINS] spin-waits without a task.
      */
     private fun tryInlineOrHelp(deadline: Long) {
         val w = pool.currentWorker() ?: return
-        val removed = w.removeLocal(this)
-        if (removed != null) {
-            w.inlined++
-            w.runNested(removed)
-            return
+        if (deadline == Long.MAX_VALUE || deadline - System.nanoTime() > 0) {
+            val removed = w.removeLocal(this)
+            if (removed != null) {
+                w.inlined++
+                w.runNested(removed)
+                return
+            }
         }
+        var idleSpins = 0
         while (!isDone && w.canNest() && (deadline == Long.MAX_VALUE || deadline - System.nanoTime() > 0)) {
-            val task = w.deque.pop() ?: w.scanOthers() ?: return
-            w.helped++
-            w.runNested(task)
+            val thief = stolenBy
+            val task = if (thief != null && thief !== w) w.stealFrom(thief).taskOrNull else null
+            if (task != null) {
+                w.helped++
+                w.runNested(task)
+                idleSpins = 0
+            } else {
+                if (++idleSpins > HELP_SPINS) return
+                Thread.onSpinWait()
+            }
         }
     }
 
@@ -202,6 +218,9 @@ public class ForkedTask<T> internal constructor(
     private class Failure(@JvmField val exception: Throwable, @JvmField val cancelled: Boolean)
 
     private companion object {
+        /** Spin-waits a joiner spends finding nothing to help with before it blocks (~50 us). */
+        const val HELP_SPINS = 2048
+
         val NOT_DONE = Any()
         val NULL_VALUE = Any()
         val RESULT: VarHandle = fieldHandle(ForkedTask::class.java, "result", Any::class.java)

@@ -128,10 +128,11 @@ internal class IdleControl(private val pool: WorkStealingPool) {
     }
 
     /**
-     * Whether every started worker is on the idle stack, from a consistent snapshot (the stack
-     * is walked between two reads of ctl that must be equal; the version makes that exact).
+     * Whether [liveWorkers] workers (every live one) are on the idle stack and none is
+     * searching, from a consistent snapshot: the stack is walked between two reads of ctl that
+     * must be equal (the version makes that exact).
      */
-    fun allStartedIdle(): Boolean {
+    fun allIdle(liveWorkers: Int): Boolean {
         while (true) {
             val c = ctl()
             var n = 0
@@ -140,7 +141,7 @@ internal class IdleControl(private val pool: WorkStealingPool) {
                 n++
                 top = pool.workerAt(top - 1).nextIdle
             }
-            if (ctl() == c) return Ctl.searching(c) == 0 && n == Ctl.started(c)
+            if (ctl() == c) return Ctl.searching(c) == 0 && n == liveWorkers
         }
     }
 
@@ -162,17 +163,19 @@ internal class IdleControl(private val pool: WorkStealingPool) {
 
     /**
      * Starts worker [index], already counted as started and searching. If the thread cannot be
-     * started, the searcher it was counted as never exists: uncount it and signal again, so a
-     * producer that relied on it is not stranded. (The slot stays counted as started: indices
-     * are handed out by that count and cannot be returned safely.)
+     * started (no native threads left), the searcher it was counted as never exists: uncount it
+     * and report the failure to the pool's handler instead of throwing into whoever signalled
+     * (a submitter whose task was already accepted, or a worker's loop). The slot stays counted
+     * as started, since indices are handed out by that count; the pool runs with the workers
+     * it has.
      */
     private fun startWorkerOrUndo(index: Int) {
         val started = try {
             pool.startWorker(index)
         } catch (e: Throwable) {
             addCtl(-Ctl.SEARCHING_ONE)
-            signalWork()
-            throw e
+            pool.reportFailure(Runnable { }, IllegalStateException("${pool.name}: cannot start worker $index", e))
+            return
         }
         if (!started) addCtl(-Ctl.SEARCHING_ONE) // pool quiesced meanwhile: no work to run
     }

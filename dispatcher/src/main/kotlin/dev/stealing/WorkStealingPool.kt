@@ -146,13 +146,19 @@ internal class WorkStealingPool(
      * offered, the pool is quiescent: move to TIDYING and wake everyone to exit.
      */
     fun tryQuiesce() {
-        val quiescent = lock.withLock {
-            if (runState != SHUTDOWN || !global.isDrained() || hasVisibleWork()) return
-            if (!idle.allStartedIdle()) return
-            runState = TIDYING
-            true
+        if (runState >= STOP) {
+            // Stopping or already quiescent: this worker pushed itself idle after the wakeAll
+            // of stop() or of the quiescing worker, and must not park. The runState write
+            // before that wakeAll and this worker's idle push + fence + read form a Dekker pair.
+            idle.wakeAll()
+            return
         }
-        if (quiescent) idle.wakeAll()
+        lock.withLock {
+            if (runState != SHUTDOWN || !global.isDrained() || hasVisibleWork()) return
+            if (!idle.allIdle(liveWorkers)) return
+            runState = TIDYING
+        }
+        idle.wakeAll()
     }
 
     /** Starts worker [index]; false if the pool terminated meanwhile. Called by [IdleControl]. */
@@ -170,6 +176,7 @@ internal class WorkStealingPool(
             lock.withLock {
                 workerTable.setRelease(index, null)
                 liveWorkers--
+                tryTerminateLocked()
             }
             throw e
         }
@@ -224,6 +231,9 @@ internal class WorkStealingPool(
             }
             w.interrupt()
         }
+        // A task forked inside the pool may be joined by a running parent: cancel what is
+        // handed back so such a join ends (as ForkJoinPool.shutdownNow does).
+        for (task in unstarted) if (task is ForkedTask<*>) task.cancel(false)
         idle.wakeAll()
         lock.withLock { tryTerminateLocked() }
         return unstarted
@@ -259,6 +269,7 @@ internal class WorkStealingPool(
     }
 
     fun awaitTermination(nanos: Long): Boolean {
+        check(currentWorker() == null) { "a task of $name cannot wait for $name to terminate" }
         var remaining = nanos
         lock.withLock {
             while (runState != TERMINATED) {
@@ -271,7 +282,6 @@ internal class WorkStealingPool(
 
     /** Waits for termination, then for every worker thread to finish. Not on a worker. */
     fun joinAll() {
-        check(currentWorker() == null) { "a worker cannot wait for its own pool to terminate" }
         while (!awaitTermination(TimeUnit.SECONDS.toNanos(1))) { /* keep waiting */ }
         forEachWorker { it.join() }
     }
@@ -312,7 +322,7 @@ internal class WorkStealingPool(
             blockedJoins = blockedJoins, parks = parks, unparks = wakeups, failed = failed,
             rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
             state = when (runState) {
-                RUNNING -> "running"; SHUTDOWN -> "shutting down"; STOP, TIDYING -> "stopping"; else -> "terminated"
+                RUNNING -> "running"; SHUTDOWN -> "shutting down"; STOP -> "stopping"; TIDYING -> "terminating"; else -> "terminated"
             },
         )
     }

