@@ -131,15 +131,18 @@ internal class Worker(
                 return it
             }
             pollGlobal()?.let { return it }
-            if (!searching) {
-                searching = true
-                pool.idle.beginSearch()
-            }
             val spinRounds = pool.options.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
             // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does
             // not turn a local hand-off into a cross-thread one. Later rounds take anything.
+            // A worker that was busy makes this round before counting itself as a searcher:
+            // if it finds work at once it never touches ctl, which every push reads. (The
+            // count only spares producers a wake-up; parking does not depend on it.)
             scanOthers(skipLoneTasks = spinRounds > 0)?.let { return it }
+            if (!searching) {
+                searching = true
+                pool.idle.beginSearch()
+            }
             for (round in 1..spinRounds) {
                 repeat(SPIN_WAITS_PER_ROUND) { onSpinWait() }
                 scanOthers()?.let { return it }
