@@ -135,20 +135,18 @@ internal class IdleControl(private val pool: WorkStealingPool) {
     fun allIdle(liveWorkers: Int): Boolean {
         while (true) {
             val c = ctl()
-            var n = 0
-            var top = Ctl.top(c)
-            while (top != 0 && n <= Ctl.MAX_WORKERS) {
-                n++
-                top = pool.workerAt(top - 1).nextIdle
-            }
+            val n = stackDepth(c)
             if (ctl() == c) return Ctl.searching(c) == 0 && n == liveWorkers
         }
     }
 
     /** Number of workers on the idle stack (racy; for stats). */
-    fun idleCount(): Int {
+    fun idleCount(): Int = stackDepth(ctl())
+
+    /** Walks the idle stack from the top recorded in [c]; bounded even if links change meanwhile. */
+    private fun stackDepth(c: Long): Int {
         var n = 0
-        var top = Ctl.top(ctl())
+        var top = Ctl.top(c)
         while (top != 0 && n <= Ctl.MAX_WORKERS) {
             n++
             top = pool.workerAt(top - 1).nextIdle

@@ -14,8 +14,9 @@ import java.lang.invoke.VarHandle
  * [StealingExecutorService] and [ForkedTask]; this class only routes and schedules.
  *
  * Routing ([execute]): a task submitted on one of this pool's workers goes onto that worker's
- * deque; from any other thread it goes to the global queue. Either way a full fence and
- * [IdleControl.signalWork] follow (one volatile read when nobody needs waking).
+ * deque, then a full fence and [IdleControl.signalWork] follow; from any other thread it goes
+ * to the global queue, whose claiming CAS already orders it before [IdleControl.signalWork]
+ * (one volatile read when nobody needs waking).
  *
  * Life cycle ([runState]): RUNNING -> SHUTDOWN (intake closed: the global queue is closed, so an
  * outside submission either got in before and will run, or is rejected; running tasks may
@@ -36,7 +37,6 @@ internal class WorkStealingPool(
         }
     }
 
-    val threadGroup: ThreadGroup? = null
     val global = GlobalQueue()
     val idle = IdleControl(this)
     val globalCheckInterval = options.globalCheckInterval

@@ -23,7 +23,7 @@ import java.util.concurrent.locks.LockSupport
 internal class Worker(
     @JvmField val pool: WorkStealingPool,
     @JvmField val index: Int,
-) : Thread(pool.threadGroup, null, "${pool.name}-worker-$index") {
+) : Thread("${pool.name}-worker-$index") {
     @JvmField val deque = WorkDeque(pool.options.initialDequeCapacity)
 
     /**
