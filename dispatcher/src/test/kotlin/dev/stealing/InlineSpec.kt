@@ -10,7 +10,9 @@ import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.supervisorScope
+import kotlinx.coroutines.ThreadContextElement
 import kotlinx.coroutines.withContext
+import kotlin.coroutines.CoroutineContext
 import java.util.concurrent.atomic.AtomicIntegerArray
 import java.util.concurrent.atomic.AtomicInteger
 
@@ -112,7 +114,32 @@ class InlineSpec : FunSpec({
             child.awaitInline() shouldBe 7
         }
     }
+
+    test("a ThreadContextElement is installed for an inlined child and restored for its parent") {
+        StealingDispatcher(1, "inline-context").use { d ->
+            runBlocking {
+                withContext(d + TraceElement("parent")) {
+                    TRACE.get() shouldBe "parent"
+                    val child = async(TraceElement("child")) { TRACE.get() }
+                    child.awaitInline() shouldBe "child"
+                    TRACE.get() shouldBe "parent" // restored after the nested run
+                    d.stats().inlined shouldBe 1
+                }
+            }
+            TRACE.get() shouldBe null
+        }
+    }
 })
+
+/** A thread-local "trace id" carried by a [ThreadContextElement], as MDC or tracing contexts are. */
+private val TRACE = ThreadLocal<String?>()
+
+private class TraceElement(val id: String) : ThreadContextElement<String?> {
+    companion object Key : CoroutineContext.Key<TraceElement>
+    override val key: CoroutineContext.Key<TraceElement> get() = Key
+    override fun updateThreadContext(context: CoroutineContext): String? = TRACE.get().also { TRACE.set(id) }
+    override fun restoreThreadContext(context: CoroutineContext, oldState: String?) = TRACE.set(oldState)
+}
 
 /** Number of coroutine dispatches the pool has run so far, read from inside a task. */
 private fun currentResumptions(d: StealingDispatcher): Long = d.stats().executed - d.stats().inlined
