@@ -157,6 +157,12 @@ internal class IdleControl(private val pool: WorkStealingPool) {
     private fun wake(w: Worker) {
         w.idle = false // volatile write before unpark; the sleeper re-checks it around park()
         LockSupport.unpark(w)
+        val event = UnparkEvent()
+        if (event.isEnabled) {
+            event.pool = pool.name
+            event.worker = w.index
+            event.commit()
+        }
     }
 
     /**

@@ -289,6 +289,14 @@ internal class WorkStealingPool(
     /** Executor-path failure: the configured handler, or the thread's uncaught-exception handler. */
     fun reportFailure(task: Runnable, e: Throwable) {
         if (Thread.currentThread() !is Worker) externalFailed.increment()
+        val event = TaskFailureEvent()
+        if (event.isEnabled) {
+            event.pool = name
+            event.taskClass = task.javaClass.name
+            event.exceptionClass = e.javaClass.name
+            event.message = e.message
+            event.commit()
+        }
         try {
             val handler = options.exceptionHandler
             if (handler != null) {

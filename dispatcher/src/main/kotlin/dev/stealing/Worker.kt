@@ -215,6 +215,14 @@ internal class Worker(
         if (task != null) {
             steals++
             if (task is ForkedTask<*>) task.stolenBy = this
+            val event = StealEvent()
+            if (event.isEnabled) {
+                event.pool = pool.name
+                event.thief = index
+                event.victim = victim.index
+                event.victimQueueLeft = victim.deque.size()
+                event.commit()
+            }
         }
         return result
     }
@@ -235,11 +243,18 @@ internal class Worker(
         }
         if (idle) {
             parks++
+            val event = ParkEvent()
+            event.begin()
             while (idle) {
                 LockSupport.park(pool)
                 interrupted() // a stray interrupt must not turn park() into a spin
             }
             wakeups++
+            if (event.shouldCommit()) {
+                event.pool = pool.name
+                event.worker = index
+                event.commit()
+            }
         }
         searching = true // whoever cleared `idle` counted this worker as searching
         return true

@@ -1,0 +1,65 @@
+package dev.stealing
+
+import jdk.jfr.Category
+import jdk.jfr.Description
+import jdk.jfr.Event
+import jdk.jfr.Label
+import jdk.jfr.Name
+import jdk.jfr.StackTrace
+
+/*
+ * JFR events of the pool, category "Stealing Dispatcher". Each is created only on a path that is
+ * already slow (a successful steal, a park, a wake-up, a failure) and committed only when a
+ * recording enables it: `isEnabled` is a field read that the JIT folds, and an event that is not
+ * committed is not allocated once escape analysis has seen it. Record them with
+ * `-XX:StartFlightRecording` or `jcmd <pid> JFR.start`, view them with `jfr print --categories
+ * "Stealing Dispatcher" file.jfr` or JDK Mission Control.
+ */
+
+/** A worker took a task from another worker's deque. */
+@Name("dev.stealing.Steal")
+@Label("Steal")
+@Category("Stealing Dispatcher")
+@Description("A worker took the oldest task of another worker's deque")
+@StackTrace(false)
+internal class StealEvent : Event() {
+    @Label("Pool") @JvmField var pool: String? = null
+    @Label("Thief") @JvmField var thief: Int = 0
+    @Label("Victim") @JvmField var victim: Int = 0
+    @Label("Victim Queue Left") @JvmField var victimQueueLeft: Int = 0
+}
+
+/** A worker parked (the event's duration is the time it slept). */
+@Name("dev.stealing.Park")
+@Label("Worker Park")
+@Category("Stealing Dispatcher")
+@Description("A worker found no work, parked, and was woken (duration = time parked)")
+@StackTrace(false)
+internal class ParkEvent : Event() {
+    @Label("Pool") @JvmField var pool: String? = null
+    @Label("Worker") @JvmField var worker: Int = 0
+}
+
+/** A producer or searcher woke a parked worker. */
+@Name("dev.stealing.Unpark")
+@Label("Worker Unpark")
+@Category("Stealing Dispatcher")
+@Description("A parked worker was popped from the idle stack and unparked")
+@StackTrace(false)
+internal class UnparkEvent : Event() {
+    @Label("Pool") @JvmField var pool: String? = null
+    @Label("Worker") @JvmField var worker: Int = 0
+}
+
+/** A task submitted through the Executor path threw (or was rejected after acceptance). */
+@Name("dev.stealing.TaskFailure")
+@Label("Task Failure")
+@Category("Stealing Dispatcher")
+@Description("A task threw; the worker survived and the failure went to the exception handler")
+@StackTrace(false)
+internal class TaskFailureEvent : Event() {
+    @Label("Pool") @JvmField var pool: String? = null
+    @Label("Task Class") @JvmField var taskClass: String? = null
+    @Label("Exception Class") @JvmField var exceptionClass: String? = null
+    @Label("Message") @JvmField var message: String? = null
+}

@@ -1,0 +1,50 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.collections.shouldContainAll
+import io.kotest.matchers.shouldBe
+import jdk.jfr.Recording
+import jdk.jfr.consumer.RecordingFile
+import java.nio.file.Files
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.CyclicBarrier
+import java.util.concurrent.TimeUnit
+
+class JfrEventsSpec : FunSpec({
+    test("a JFR recording contains the pool's steal, park, unpark and task-failure events") {
+        val names = listOf("dev.stealing.Steal", "dev.stealing.Park", "dev.stealing.Unpark", "dev.stealing.TaskFailure")
+        val file = Files.createTempFile("stealing", ".jfr")
+        Recording().use { recording ->
+            names.forEach { recording.enable(it).withThreshold(java.time.Duration.ZERO) }
+            recording.start()
+            StealingDispatcher(2, "jfr", StealingOptions(spinRounds = 0, exceptionHandler = { _, _ -> })).use { d ->
+                repeat(20) {
+                    // One task forks another and waits for it at a barrier: the idle worker is
+                    // woken (unpark) and must steal it; between rounds both workers park.
+                    val barrier = CyclicBarrier(2)
+                    val done = CountDownLatch(2)
+                    d.executor.execute {
+                        d.executor.execute { barrier.await(10, TimeUnit.SECONDS); done.countDown() }
+                        barrier.await(10, TimeUnit.SECONDS)
+                        done.countDown()
+                    }
+                    done.await(10, TimeUnit.SECONDS) shouldBe true
+                    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5)
+                    while (d.stats().idleThreads < 2 && System.nanoTime() < deadline) Thread.sleep(1)
+                }
+                d.executor.execute { throw IllegalStateException("recorded") }
+            }
+            recording.stop()
+            recording.dump(file)
+        }
+        val seen = RecordingFile.readAllEvents(file).map { it.eventType.name }.toSet()
+        Files.deleteIfExists(file)
+        seen shouldContainAll names
+    }
+
+    test("the events carry the pool's name and show up under the category 'Stealing Dispatcher'") {
+        val type = jdk.jfr.EventType.getEventType(StealEvent::class.java)
+        type.categoryNames shouldBe listOf("Stealing Dispatcher")
+        type.fields.map { it.name } shouldContainAll listOf("pool", "thief", "victim")
+    }
+})
