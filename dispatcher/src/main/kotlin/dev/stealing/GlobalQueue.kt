@@ -125,6 +125,14 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
         private val items = arrayOfNulls<Runnable>(capacity)
         /** seqs[i] == pos: slot free for the producer of pos; == pos + 1: filled for the consumer of pos. */
         private val seqs = LongArray(capacity) { it.toLong() }
+        /*
+         * enqPos and deqPos are read only with getVolatile and changed only by CAS: they are the
+         * claim points. A CAS on enqPos claims a slot for one producer (and, being a
+         * synchronization action, pairs with a sleeper's CAS on ctl in the parking proof: the
+         * sleeper's re-scan reads enqPos with getVolatile in size()). A CAS on deqPos claims
+         * one slot (poll) or a run of slots (pollBatch) for one consumer. The slot contents
+         * are published separately by the per-slot sequence numbers (setRelease/getAcquire).
+         */
         @Suppress("unused") private var enqPos: Long = 0 // through ENQ; may carry CLOSED
         @Suppress("unused") private var deqPos: Long = 0 // through DEQ
         @Volatile var next: Segment? = null
@@ -139,7 +147,7 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
                 val seq = SEQ.getAcquire(seqs, i) as Long // pairs with setRelease in poll()
                 val dif = seq - pos
                 if (dif == 0L) {
-                    if (ENQ.compareAndSet(this, pos, pos + 1)) {
+                    if (ENQ.compareAndSet(this, pos, pos + 1)) { // claims slot i for this producer
                         items[i] = task // plain: published by the release store below
                         SEQ.setRelease(seqs, i, pos + 1) // pairs with getAcquire in poll()
                         return true
@@ -160,8 +168,8 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
                 val seq = SEQ.getAcquire(seqs, i) as Long // pairs with setRelease in offer()
                 val dif = seq - (pos + 1)
                 if (dif == 0L) {
-                    if (DEQ.compareAndSet(this, pos, pos + 1)) {
-                        val task = items[i]
+                    if (DEQ.compareAndSet(this, pos, pos + 1)) { // claims slot i for this consumer
+                        val task = items[i] // plain: ordered after the getAcquire of seqs[i] above
                         items[i] = null
                         SEQ.setRelease(seqs, i, pos + mask + 1) // frees the slot; pairs with offer()
                         return task
@@ -196,8 +204,8 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
                     out[0] = r as Runnable
                     return 1
                 }
-                if (DEQ.compareAndSet(this, pos, pos + n)) {
-                    for (k in 0 until n) {
+                if (DEQ.compareAndSet(this, pos, pos + n)) { // claims the whole run for this consumer
+                    for (k in 0 until n) { // each slot's item was ordered by its getAcquire above
                         val i = ((pos + k) and mask.toLong()).toInt()
                         out[k] = items[i]
                         items[i] = null
