@@ -20,21 +20,27 @@ internal class StealingExecutorService(
     private val pool: WorkStealingPool,
     private val closeable: Boolean,
 ) : AbstractExecutorService() {
+    private val propagateContext = pool.options.propagateContext
+
     override fun execute(command: Runnable) {
-        if (!pool.execute(command)) reject(command)
+        // A ForkedTask captured its context in its callable (newTaskFor/fork) and must stay the
+        // queued object itself, or join() could not find it to run it inline.
+        val task = if (propagateContext && command !is ForkedTask<*>) ContextCapture.wrap(command) else command
+        if (!pool.execute(task)) reject(command)
     }
 
     /** Forks [callable] as a [ForkedTask]: queued like [execute], joinable with inlining. */
     fun <T> fork(callable: Callable<T>): ForkedTask<T> {
-        val task = ForkedTask(callable, pool)
+        val task = newTaskFor(callable)
         execute(task)
         return task
     }
 
-    override fun <T> newTaskFor(callable: Callable<T>): ForkedTask<T> = ForkedTask(callable, pool)
+    override fun <T> newTaskFor(callable: Callable<T>): ForkedTask<T> =
+        ForkedTask(if (propagateContext) ContextCapture.wrap(callable) else callable, pool)
 
     override fun <T> newTaskFor(runnable: Runnable, value: T): ForkedTask<T> =
-        ForkedTask({ runnable.run(); value }, pool)
+        newTaskFor(Callable { runnable.run(); value })
 
     override fun <T> submit(task: Callable<T>): ForkedTask<T> = super.submit(task) as ForkedTask<T>
 

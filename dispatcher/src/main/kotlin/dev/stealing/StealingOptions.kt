@@ -28,6 +28,11 @@ package dev.stealing
  *   (default 64). It grows as needed; small values are for tests.
  * @property maxInlineDepth how many tasks may be nested on one thread by wait-inlining and
  *   helping joins before a join falls back to suspending or blocking (default 256).
+ * @property propagateContext whether tasks submitted through the Executor path ([StealingDispatcher.executor],
+ *   [StealingDispatcher.fork]) run with the submitting thread's ThreadLocal context, as captured
+ *   by `io.micrometer:context-propagation` (its registered `ThreadLocalAccessor`s); default
+ *   false, as for JDK executors, and then it costs nothing. When true, that library must be on
+ *   the class path. Coroutines are not affected: kotlinx context elements carry their context.
  */
 public class StealingOptions(
     public val daemon: Boolean = true,
@@ -36,6 +41,7 @@ public class StealingOptions(
     public val globalCheckInterval: Int = 61,
     public val initialDequeCapacity: Int = 64,
     public val maxInlineDepth: Int = 256,
+    public val propagateContext: Boolean = false,
 ) {
     init {
         require(spinRounds >= 0) { "spinRounds must be >= 0, was $spinRounds" }
@@ -44,6 +50,9 @@ public class StealingOptions(
             "initialDequeCapacity must be a power of two >= 2, was $initialDequeCapacity"
         }
         require(maxInlineDepth >= 0) { "maxInlineDepth must be >= 0, was $maxInlineDepth" }
+        require(!propagateContext || isContextPropagationPresent()) {
+            "propagateContext = true needs io.micrometer:context-propagation on the class path"
+        }
     }
 
     /** A copy with [daemon] replaced. */
@@ -67,6 +76,9 @@ public class StealingOptions(
     /** A copy with [maxInlineDepth] replaced. */
     public fun withMaxInlineDepth(maxInlineDepth: Int): StealingOptions = copy(maxInlineDepth = maxInlineDepth)
 
+    /** A copy with [propagateContext] replaced. */
+    public fun withPropagateContext(propagateContext: Boolean): StealingOptions = copy(propagateContext = propagateContext)
+
     private fun copy(
         daemon: Boolean = this.daemon,
         exceptionHandler: TaskExceptionHandler? = this.exceptionHandler,
@@ -74,12 +86,15 @@ public class StealingOptions(
         globalCheckInterval: Int = this.globalCheckInterval,
         initialDequeCapacity: Int = this.initialDequeCapacity,
         maxInlineDepth: Int = this.maxInlineDepth,
-    ) = StealingOptions(daemon, exceptionHandler, spinRounds, globalCheckInterval, initialDequeCapacity, maxInlineDepth)
+        propagateContext: Boolean = this.propagateContext,
+    ) = StealingOptions(
+        daemon, exceptionHandler, spinRounds, globalCheckInterval, initialDequeCapacity, maxInlineDepth, propagateContext,
+    )
 
     override fun toString(): String =
         "StealingOptions(daemon=$daemon, exceptionHandler=$exceptionHandler, spinRounds=$spinRounds, " +
             "globalCheckInterval=$globalCheckInterval, initialDequeCapacity=$initialDequeCapacity, " +
-            "maxInlineDepth=$maxInlineDepth)"
+            "maxInlineDepth=$maxInlineDepth, propagateContext=$propagateContext)"
 
     public companion object {
         /** The defaults. */
