@@ -53,7 +53,10 @@ public class ForkedTask<T> internal constructor(
 
     /** Runs the task unless it is already done or cancelled. Called by the pool. */
     override fun run() {
-        if (result() !== NOT_DONE) return // cancelled (or done) before it ran: dead work
+        if (result() !== NOT_DONE) { // cancelled (or done) before it ran: dead work, discarded
+            (Thread.currentThread() as? Worker)?.let { it.cancelledSkipped++ }
+            return
+        }
         val c = callable ?: return
         val value: T = try {
             c.call()

@@ -20,6 +20,7 @@ package dev.stealing
  * @property parks times a worker parked.
  * @property unparks times a parked worker was woken.
  * @property failed tasks that threw (Executor path).
+ * @property cancelled forked tasks cancelled while queued and discarded by a worker unrun.
  * @property rejected tasks rejected because the pool was shut down.
  * @property globalQueueDepth tasks waiting in the global queue.
  * @property workerQueueDepths tasks waiting in each started worker's deque.
@@ -41,6 +42,7 @@ public class StealingStats internal constructor(
     public val parks: Long,
     public val unparks: Long,
     public val failed: Long,
+    public val cancelled: Long,
     public val rejected: Long,
     public val globalQueueDepth: Int,
     public val workerQueueDepths: List<Int>,
@@ -53,6 +55,6 @@ public class StealingStats internal constructor(
         "StealingStats(name=$name, state=$state, parallelism=$parallelism, threads=$threads, " +
             "idle=$idleThreads, executed=$executed, localPops=$localPops, globalPops=$globalPops, " +
             "steals=$steals/$stealAttempts, inlined=$inlined, helped=$helped, blockedJoins=$blockedJoins, " +
-            "parks=$parks, unparks=$unparks, failed=$failed, rejected=$rejected, " +
+            "parks=$parks, unparks=$unparks, failed=$failed, cancelled=$cancelled, rejected=$rejected, " +
             "globalQueue=$globalQueueDepth, workerQueues=$workerQueueDepths)"
 }

@@ -313,13 +313,13 @@ internal class WorkStealingPool(
     fun stats(): StealingStats {
         var executed = 0L; var localPops = 0L; var globalPops = 0L; var stealAttempts = 0L
         var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
-        var blockedJoins = 0L; var failed = externalFailed.sum()
+        var blockedJoins = 0L; var failed = externalFailed.sum(); var cancelled = 0L
         val depths = ArrayList<Int>()
         forEachWorker { w ->
             executed += w.executed; localPops += w.localPops; globalPops += w.globalPops
             stealAttempts += w.stealAttempts; steals += w.steals; parks += w.parks
             wakeups += w.wakeups; inlined += w.inlined; helped += w.helped
-            blockedJoins += w.blockedJoins; failed += w.failed
+            blockedJoins += w.blockedJoins; failed += w.failed; cancelled += w.cancelledSkipped
             depths += w.deque.size()
         }
         val live = lock.withLock { liveWorkers }
@@ -327,7 +327,7 @@ internal class WorkStealingPool(
             name = name, parallelism = parallelism, threads = live, idleThreads = idle.idleCount(),
             executed = executed, localPops = localPops, globalPops = globalPops,
             stealAttempts = stealAttempts, steals = steals, inlined = inlined, helped = helped,
-            blockedJoins = blockedJoins, parks = parks, unparks = wakeups, failed = failed,
+            blockedJoins = blockedJoins, parks = parks, unparks = wakeups, failed = failed, cancelled = cancelled,
             rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
             state = when (runState) {
                 RUNNING -> "running"; SHUTDOWN -> "shutting down"; STOP -> "stopping"; TIDYING -> "terminating"; else -> "terminated"

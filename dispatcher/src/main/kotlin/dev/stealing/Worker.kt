@@ -56,6 +56,7 @@ internal class Worker(
     @JvmField var helped = 0L
     @JvmField var blockedJoins = 0L
     @JvmField var failed = 0L
+    @JvmField var cancelledSkipped = 0L
 
     init {
         isDaemon = pool.options.daemon

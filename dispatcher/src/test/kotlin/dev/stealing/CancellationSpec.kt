@@ -1,0 +1,68 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+import java.util.concurrent.Callable
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+
+class CancellationSpec : FunSpec({
+    test("a queued ForkedTask that is cancelled is discarded unrun and counted") {
+        StealingDispatcher(1, "cancel-count").use { d ->
+            val gate = CountDownLatch(1)
+            val ran = AtomicInteger()
+            d.executor.execute { gate.await() }
+            val tasks = List(100) { d.fork { ran.incrementAndGet() } }
+            tasks.forEach { it.cancel(false) }
+            gate.countDown()
+            d.executor.submit {}.get(10, TimeUnit.SECONDS) // everything before it was dequeued
+            ran.get() shouldBe 0
+            d.stats().cancelled shouldBe 100
+        }
+    }
+
+    test("invokeAll with a timeout cancels the tasks that did not finish") {
+        StealingDispatcher(1, "invoke-all").use { d ->
+            val release = CountDownLatch(1)
+            val futures = d.executor.invokeAll(
+                listOf(Callable { 1 }, Callable { release.await(); 2 }, Callable { 3 }),
+                200, TimeUnit.MILLISECONDS,
+            )
+            release.countDown()
+            futures[0].get() shouldBe 1
+            futures[1].isCancelled shouldBe true
+            futures[2].isCancelled shouldBe true // queued behind the blocked one: never ran
+        }
+    }
+
+    test("cancelling a scope with 1M queued children finishes promptly, in time proportional to the work") {
+        val n = 1_000_000
+        StealingDispatcher(2, "cancel-1m").use { d ->
+            val started = AtomicInteger()
+            val elapsedMs = runBlocking {
+                withContext(d) {
+                    val scope = Job()
+                    val gate = CountDownLatch(1)
+                    // Occupy both workers so the children stay queued, then cancel them all.
+                    val blockers = List(2) { launch(scope) { gate.await() } }
+                    repeat(n) { launch(scope) { started.incrementAndGet() } }
+                    val t0 = System.nanoTime()
+                    scope.cancel(CancellationException("stop"))
+                    gate.countDown()
+                    blockers.forEach { it.join() }
+                    scope.join()
+                    (System.nanoTime() - t0) / 1_000_000
+                }
+            }
+            started.get() shouldBe 0 // no child body ran: they only observed cancellation
+            println("cancelling $n queued children took $elapsedMs ms")
+            (elapsedMs < 30_000) shouldBe true
+        }
+    }
+})
