@@ -1,20 +1,16 @@
 package dev.stealing.benchmarks.jmh
 
 import dev.stealing.benchmarks.DispatchDrain
-import dev.stealing.benchmarks.ExecutorUnderTest
 import org.openjdk.jmh.annotations.Benchmark
 import org.openjdk.jmh.annotations.BenchmarkMode
 import org.openjdk.jmh.annotations.Fork
-import org.openjdk.jmh.annotations.Level
 import org.openjdk.jmh.annotations.Measurement
 import org.openjdk.jmh.annotations.Mode
 import org.openjdk.jmh.annotations.OperationsPerInvocation
 import org.openjdk.jmh.annotations.OutputTimeUnit
 import org.openjdk.jmh.annotations.Param
 import org.openjdk.jmh.annotations.Scope
-import org.openjdk.jmh.annotations.Setup
 import org.openjdk.jmh.annotations.State
-import org.openjdk.jmh.annotations.TearDown
 import org.openjdk.jmh.annotations.Warmup
 import java.util.concurrent.TimeUnit
 
@@ -30,21 +26,15 @@ import java.util.concurrent.TimeUnit
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
-open class DispatchAllocationBenchmark {
+open class DispatchAllocationBenchmark : OnExecutor() {
     @Param("stealing", "default", "fjp", "tpe", "lock", "lockwsq")
-    lateinit var executor: String
+    override lateinit var executor: String
 
-    private lateinit var subject: ExecutorUnderTest
     private lateinit var drain: DispatchDrain
 
-    @Setup(Level.Trial)
-    fun setUp() {
-        subject = ExecutorUnderTest.create(executor)
+    override fun afterOpen() {
         drain = DispatchDrain(subject.executor, BATCH)
     }
-
-    @TearDown(Level.Trial)
-    fun tearDown() = subject.close()
 
     @Benchmark
     @OperationsPerInvocation(BATCH)

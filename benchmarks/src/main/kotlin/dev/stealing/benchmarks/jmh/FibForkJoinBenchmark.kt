@@ -1,19 +1,15 @@
 package dev.stealing.benchmarks.jmh
 
-import dev.stealing.benchmarks.ExecutorUnderTest
 import dev.stealing.benchmarks.Fib
 import org.openjdk.jmh.annotations.Benchmark
 import org.openjdk.jmh.annotations.BenchmarkMode
 import org.openjdk.jmh.annotations.Fork
-import org.openjdk.jmh.annotations.Level
 import org.openjdk.jmh.annotations.Measurement
 import org.openjdk.jmh.annotations.Mode
 import org.openjdk.jmh.annotations.OutputTimeUnit
 import org.openjdk.jmh.annotations.Param
 import org.openjdk.jmh.annotations.Scope
-import org.openjdk.jmh.annotations.Setup
 import org.openjdk.jmh.annotations.State
-import org.openjdk.jmh.annotations.TearDown
 import org.openjdk.jmh.annotations.Warmup
 import java.util.concurrent.TimeUnit
 
@@ -28,22 +24,12 @@ import java.util.concurrent.TimeUnit
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
-open class FibForkJoinBenchmark {
+open class FibForkJoinBenchmark : OnExecutor() {
     @Param("stealing", "fjp")
-    lateinit var executor: String
+    override lateinit var executor: String
 
     @Param("27")
     var n: Int = 27
-
-    private lateinit var subject: ExecutorUnderTest
-
-    @Setup(Level.Trial)
-    fun setUp() {
-        subject = ExecutorUnderTest.create(executor)
-    }
-
-    @TearDown(Level.Trial)
-    fun tearDown() = subject.close()
 
     @Benchmark
     fun fib(): Int = Fib.forkJoin(subject, n)

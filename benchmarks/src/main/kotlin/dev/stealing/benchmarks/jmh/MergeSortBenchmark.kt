@@ -1,6 +1,5 @@
 package dev.stealing.benchmarks.jmh
 
-import dev.stealing.benchmarks.ExecutorUnderTest
 import dev.stealing.benchmarks.MergeSort
 import org.openjdk.jmh.annotations.Benchmark
 import org.openjdk.jmh.annotations.BenchmarkMode
@@ -28,9 +27,9 @@ import java.util.concurrent.TimeUnit
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = ["-Xmx2g"])
-open class MergeSortBenchmark {
+open class MergeSortBenchmark : OnExecutor() {
     @Param("stealing-inline", "stealing", "default", "fjp", "tpe", "lock", "lockwsq")
-    lateinit var executor: String
+    override lateinit var executor: String
 
     @Param("10000000")
     var size: Int = 10_000_000
@@ -38,17 +37,11 @@ open class MergeSortBenchmark {
     @Param("8192")
     var cutoff: Int = 8_192
 
-    private lateinit var subject: ExecutorUnderTest
     private lateinit var sort: MergeSort
 
-    @Setup(Level.Trial)
-    fun setUp() {
-        subject = ExecutorUnderTest.create(executor)
+    override fun afterOpen() {
         sort = MergeSort(size, cutoff)
     }
-
-    @TearDown(Level.Trial)
-    fun tearDown() = subject.close()
 
     @Setup(Level.Invocation)
     fun reset() = sort.reset()

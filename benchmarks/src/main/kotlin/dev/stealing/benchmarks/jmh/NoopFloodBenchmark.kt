@@ -1,6 +1,5 @@
 package dev.stealing.benchmarks.jmh
 
-import dev.stealing.benchmarks.ExecutorUnderTest
 import dev.stealing.benchmarks.NoopFlood
 import org.openjdk.jmh.annotations.Benchmark
 import org.openjdk.jmh.annotations.BenchmarkMode
@@ -33,9 +32,9 @@ import java.util.concurrent.TimeUnit
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
-open class NoopFloodBenchmark {
+open class NoopFloodBenchmark : OnExecutor() {
     @Param("stealing", "default", "fjp", "tpe", "lock", "lockwsq")
-    lateinit var executor: String
+    override lateinit var executor: String
 
     @Param("separated", "overlapped")
     lateinit var phases: String
@@ -43,19 +42,13 @@ open class NoopFloodBenchmark {
     @Param("1000000")
     var count: Int = 1_000_000
 
-    lateinit var subject: ExecutorUnderTest
     lateinit var flood: NoopFlood
     val separated: Boolean get() = phases == "separated"
 
-    @Setup(Level.Trial)
-    fun setUp() {
+    override fun afterOpen() {
         require(phases == "separated" || phases == "overlapped") { "phases must be separated or overlapped, was $phases" }
-        subject = ExecutorUnderTest.create(executor)
         flood = NoopFlood(subject.executor, count)
     }
-
-    @TearDown(Level.Trial)
-    fun tearDown() = subject.close()
 
     /** Queue phase measured; the drain runs in the invocation tear-down. */
     @State(Scope.Thread)
