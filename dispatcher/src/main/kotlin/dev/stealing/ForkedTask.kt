@@ -180,11 +180,19 @@ public class ForkedTask<T> internal constructor(
         val w = pool.currentWorker()
         if (w != null) {
             w.blockedJoins++
-            // Our deque may still hold tasks (helping stopped at the depth bound): make sure
-            // another worker is awake to take them while we block.
-            VarHandle.fullFence() // pairs with the fence after the idle push in IdleControl
-            pool.idle.signalWork()
+            // A blocking region: another worker runs in this one's place while it waits (our
+            // deque may still hold tasks if helping stopped at the depth bound).
+            pool.enterBlocking(w)
+            try {
+                return waitUntilDone(nanos, interruptible)
+            } finally {
+                pool.exitBlocking(w)
+            }
         }
+        return waitUntilDone(nanos, interruptible)
+    }
+
+    private fun waitUntilDone(nanos: Long, interruptible: Boolean): Boolean {
         hasWaiters = true // volatile; the completer reads it after its CAS
         val deadline = if (nanos == Long.MAX_VALUE) Long.MAX_VALUE else System.nanoTime() + nanos
         var interrupted = false

@@ -4,67 +4,97 @@ import java.lang.invoke.VarHandle
 import java.util.concurrent.locks.LockSupport
 
 /**
- * Who sleeps and who gets woken: the pool's idle stack, its count of searching workers and its
- * count of started workers, packed into one 64-bit word ([Ctl]) that changes only by CAS.
+ * Who sleeps, who gets woken and how many threads run: the pool's idle stack, its counts of
+ * searching, live and active workers, packed into one 64-bit word ([Ctl]) that changes only by
+ * CAS or atomic add.
+ *
+ * *Active* workers are the live ones that are neither idle nor inside a blocking region
+ * ([beginBlocking]); they are the ones that will look at the queues again. The pool keeps at most
+ * `parallelism` of them: that is its CPU parallelism.
  *
  * The protocol (proof in `docs/parking.md`):
- * - A producer that publishes work (into the global queue or its own deque) issues a full
- *   fence and calls [signalWork]. If a worker is already searching, nobody is woken: the
- *   searcher carries the obligation. Otherwise the top idle worker is popped and unparked as a
- *   searcher, or, while fewer than `parallelism` threads exist, a new one is started as a
- *   searcher. When every worker is awake and busy, this costs one volatile read.
+ * - A producer that publishes work (into the global queue or a deque) issues a full fence and
+ *   calls [signalWork]. If a worker is already searching, or `parallelism` workers are active,
+ *   nobody is woken: they carry the obligation. Otherwise the top idle worker is popped and
+ *   unparked as a searcher, or a new thread is started as a searcher (lazily up to
+ *   `parallelism`, beyond it up to `maxThreads` as compensation for blocked workers).
  * - A searcher that finds work calls [endSearch]; if it was the last searcher it calls
  *   [signalWork], so a burst of work wakes helpers one at a time (no thundering herd).
  * - A worker that finds nothing pushes itself on the idle stack in the same CAS that ends its
- *   search ([pushIdle]), fences, and re-scans every queue. If it finds work it undoes the push
- *   ([cancelIdle]); otherwise it parks until a waker clears its `idle` flag.
+ *   search and its activity ([pushIdle]), fences, and re-scans every queue. If it finds work it
+ *   wakes itself ([wakeSelf]); otherwise it parks until its state is no longer IDLE.
  *
  * No lost wake-up: the idle CAS + fence + re-scan of the sleeper and the publish + fence + read
  * of `ctl` of the producer form a Dekker pair, so at least one of them sees the other.
  *
- * Local pushes are fenced and signalled like outside ones: the pushing task may go on to block
- * (on a latch, a barrier, I/O) waiting for the very work it pushed, so "the pusher will run it
- * itself" is not a liveness argument.
+ * Each worker has a park state ([Worker.parkState]): RUNNING (not on the stack), IDLE (on the
+ * stack), RUNNING_ON_STACK (woke itself while still linked: the node is stale) and
+ * RETIRED_ON_STACK (an extra thread that timed out and exited while linked). Whoever pops a node
+ * claims it with a CAS on that state ([claimPopped]): only an IDLE node is woken; a stale or
+ * retired one is unlinked and the popper's counts are undone. So a worker never needs to be
+ * removed from the middle of the stack.
+ *
+ * Counting rule: a transition that makes a worker active adds to `active` *before* the worker
+ * can act (so a count may briefly be one too high, never too low, which would let a field
+ * borrow from its neighbour); one that makes it inactive subtracts before or with it.
  */
 internal class IdleControl(private val pool: WorkStealingPool) {
     /** The packed [Ctl] word; through [CTL] only. */
     @Suppress("unused") private var ctl: Long = 0
 
-    private fun ctl(): Long = CTL.getVolatile(this) as Long
+    fun ctl(): Long = CTL.getVolatile(this) as Long
     private fun cas(expected: Long, value: Long): Boolean = CTL.compareAndSet(this, expected, value)
 
     /** Atomically adds [delta]; returns the previous word. */
     private fun addCtl(delta: Long): Long = CTL.getAndAdd(this, delta) as Long
 
-    /** Number of threads started so far (never decreases). */
-    val startedCount: Int get() = Ctl.started(ctl())
-
-    /** Number of workers currently searching for work. */
-    val searchingCount: Int get() = Ctl.searching(ctl())
+    /** Number of live worker threads. */
+    val liveCount: Int get() = Ctl.live(ctl())
 
     /**
-     * Wakes one idle worker or starts a new one, unless a worker is already searching. Callers
-     * publish their work and issue a full fence first (see class comment).
+     * Wakes one idle worker or starts a new one, unless a worker is already searching or
+     * `parallelism` workers are active. Callers publish their work and issue a full fence first
+     * (see class comment).
      */
     fun signalWork() {
         while (true) {
             val c = ctl()
-            if (Ctl.searching(c) > 0) return
+            if (Ctl.searching(c) > 0 || Ctl.active(c) >= pool.parallelism) return
             val top = Ctl.top(c)
             if (top != 0) {
                 val w = pool.workerAt(top - 1)
                 val next = w.nextIdle // racy read is fine: a stale value fails the versioned CAS
-                if (cas(c, Ctl.withTop(c, next) + Ctl.SEARCHING_ONE)) {
-                    wake(w)
-                    return
+                if (cas(c, Ctl.withTop(c, next) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
+                    if (claimPopped(w)) {
+                        activated(c)
+                        wake(w)
+                        return
+                    }
+                    addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE) // stale or retired node: undo
                 }
-            } else if (Ctl.started(c) < pool.parallelism) {
-                if (cas(c, c + Ctl.STARTED_ONE + Ctl.SEARCHING_ONE)) {
-                    startWorkerOrUndo(Ctl.started(c))
+            } else if (Ctl.live(c) < pool.maxThreads) {
+                if (cas(c, c + Ctl.LIVE_ONE + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
+                    activated(c)
+                    startWorkerOrUndo()
                     return
                 }
             } else {
-                return // every worker is awake and not searching: they will find the work
+                return // at the thread cap: the live workers will get to the work
+            }
+        }
+    }
+
+    /**
+     * Claims a node just popped from the stack: true if it was an IDLE worker, now RUNNING and
+     * to be unparked; false if it was stale (its worker already woke itself) or retired.
+     */
+    private fun claimPopped(w: Worker): Boolean {
+        while (true) {
+            when (val s = w.parkState()) {
+                Worker.IDLE -> if (w.casParkState(s, Worker.RUNNING)) return true
+                Worker.RUNNING_ON_STACK -> if (w.casParkState(s, Worker.RUNNING)) return false
+                Worker.RETIRED_ON_STACK -> if (w.casParkState(s, Worker.RETIRED)) return false
+                else -> error("popped worker ${w.index} in park state $s")
             }
         }
     }
@@ -81,39 +111,131 @@ internal class IdleControl(private val pool: WorkStealingPool) {
     }
 
     /**
-     * Pushes [w] on the idle stack, ending its search in the same CAS. The caller must then
-     * re-scan every queue and call [cancelIdle] if it finds work.
+     * Makes [w] idle: pushes it on the stack (or, if its node is still linked from a wake-up in
+     * place, turns that node IDLE again), ending its search and its activity. The caller must
+     * then re-scan every queue and call [wakeSelf] if it finds work.
      */
     fun pushIdle(w: Worker) {
-        w.idle = true // volatile; cleared by whoever pops w
         val searchingDelta = if (w.searching) Ctl.SEARCHING_ONE else 0L
-        while (true) {
-            val c = ctl()
-            w.nextIdle = Ctl.top(c) // plain: published by the CAS below
-            if (cas(c, Ctl.withTop(c, w.index + 1) - searchingDelta)) break
-        }
         w.searching = false
+        if (w.parkState() == Worker.RUNNING_ON_STACK) {
+            addCtl(-Ctl.ACTIVE_ONE - searchingDelta)
+            if (w.casParkState(Worker.RUNNING_ON_STACK, Worker.IDLE)) {
+                VarHandle.fullFence() // Dekker fence, as below
+                return
+            }
+            push(w, 0L) // a popper unlinked the node meanwhile (state RUNNING): push again, counts done
+        } else {
+            push(w, -Ctl.ACTIVE_ONE - searchingDelta)
+        }
         // Dekker fence: the push above must be visible before the sleeper's re-scan reads the
         // queues. Pairs with the fullFence a producer issues between publishing work and
         // reading ctl in signalWork().
         VarHandle.fullFence()
     }
 
-    /**
-     * [w] pushed itself idle and then saw work: take it off the stack if it is on top, otherwise
-     * wake someone else to take the work (w stays on the stack until popped).
-     */
-    fun cancelIdle(w: Worker) {
+    private fun push(w: Worker, countsDelta: Long) {
+        w.setParkState(Worker.IDLE) // before the node is reachable: poppers claim it from IDLE
         while (true) {
             val c = ctl()
-            if (Ctl.top(c) != w.index + 1) break
-            if (cas(c, Ctl.withTop(c, w.nextIdle) + Ctl.SEARCHING_ONE)) {
-                w.idle = false
+            w.nextIdle = Ctl.top(c) // plain: published by the CAS below
+            if (cas(c, Ctl.withTop(c, w.index + 1) + countsDelta)) return
+        }
+    }
+
+    /**
+     * An extra worker whose thread is more than the pool needs: goes idle without a re-scan, if
+     * more than `parallelism` workers are still active (so at least `parallelism` others will
+     * look at the queues before they sleep). False if the pool no longer has a surplus.
+     */
+    fun tryPushSurplus(w: Worker): Boolean {
+        if (w.parkState() != Worker.RUNNING) return false // rare: keep the simple path
+        w.setParkState(Worker.IDLE)
+        val searchingDelta = if (w.searching) Ctl.SEARCHING_ONE else 0L
+        while (true) {
+            val c = ctl()
+            if (Ctl.active(c) <= pool.parallelism) {
+                w.setParkState(Worker.RUNNING) // not reachable: the CAS below never happened
+                return false
+            }
+            w.nextIdle = Ctl.top(c)
+            if (cas(c, Ctl.withTop(c, w.index + 1) - Ctl.ACTIVE_ONE - searchingDelta)) break
+        }
+        w.searching = false
+        VarHandle.fullFence() // before the caller's check of its own affinity queue
+        return true
+    }
+
+    /**
+     * [w] went idle and then saw work (or was unparked for its affinity queue): make it a
+     * running searcher again. If it is on top of the stack it pops itself; otherwise it wakes in
+     * place, leaving a stale node that the next popper unlinks. Either way no other thread is
+     * woken: [w] takes the work itself.
+     */
+    fun wakeSelf(w: Worker) {
+        while (true) {
+            val c = ctl()
+            if (Ctl.top(c) == w.index + 1) {
+                if (cas(c, Ctl.withTop(c, w.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
+                    w.setParkState(Worker.RUNNING) // popped by itself: no one else claims it
+                    w.searching = true
+                    activated(c)
+                    return
+                }
+            } else {
+                val before = addCtl(Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)
+                if (!w.casParkState(Worker.IDLE, Worker.RUNNING_ON_STACK)) {
+                    // A popper claimed w meanwhile and counted it: undo ours.
+                    addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
+                    check(w.parkState() == Worker.RUNNING) { "worker ${w.index}: bad park state ${w.parkState()}" }
+                } else {
+                    activated(before)
+                }
                 w.searching = true
                 return
             }
         }
-        signalWork()
+    }
+
+    /**
+     * An idle extra worker whose keep-alive ran out: leaves the pool if still IDLE (its node
+     * stays linked as a tombstone until popped). False if it was woken meanwhile.
+     */
+    fun tryRetire(w: Worker): Boolean {
+        if (!w.casParkState(Worker.IDLE, Worker.RETIRED_ON_STACK)) return false
+        addCtl(-Ctl.LIVE_ONE)
+        return true
+    }
+
+    /** A running worker leaves the pool (shutdown): it stops counting as live and active. */
+    fun exitRunning(w: Worker) {
+        val searchingDelta = if (w.searching) Ctl.SEARCHING_ONE else 0L
+        w.searching = false
+        addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - searchingDelta)
+    }
+
+    /**
+     * The calling worker enters a blocking region (or the starvation monitor presumes it
+     * blocked): it stops counting as active, and if work is waiting, another worker is woken or
+     * started in its place.
+     */
+    fun beginBlocking() {
+        addCtl(-Ctl.ACTIVE_ONE)
+        // Dekker fence: the decrement must be visible before the re-scan below, or a producer
+        // that read the old count (and so woke nobody) could be missed. Pairs with the fence
+        // between a producer's publish and its read of ctl in signalWork().
+        VarHandle.fullFence()
+        if (pool.hasVisibleWork()) signalWork()
+    }
+
+    /** The worker left its blocking region: it counts as active again. */
+    fun endBlocking() {
+        activated(addCtl(Ctl.ACTIVE_ONE))
+    }
+
+    /** After a transition that made a worker active from the word [before]: the monitor must run. */
+    private fun activated(before: Long) {
+        if (Ctl.active(before) == 0) pool.monitor?.onPoolActive()
     }
 
     /** Pops and wakes every idle worker (shutdown). */
@@ -123,40 +245,48 @@ internal class IdleControl(private val pool: WorkStealingPool) {
             val top = Ctl.top(c)
             if (top == 0) return
             val w = pool.workerAt(top - 1)
-            if (cas(c, Ctl.withTop(c, w.nextIdle) + Ctl.SEARCHING_ONE)) wake(w)
+            if (cas(c, Ctl.withTop(c, w.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
+                if (claimPopped(w)) wake(w) else addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
+            }
         }
     }
 
     /**
-     * Whether [liveWorkers] workers (every live one) are on the idle stack and none is
-     * searching, from a consistent snapshot: the stack is walked between two reads of ctl that
-     * must be equal (the version makes that exact).
+     * Whether [liveWorkers] workers (every live one) are idle on the stack, none is active and
+     * none searching, from a consistent snapshot: the stack is walked between two reads of ctl
+     * that must be equal (the version makes that exact; a worker that wakes in place adds to
+     * `active` first, so it cannot hide between the reads).
      */
     fun allIdle(liveWorkers: Int): Boolean {
         while (true) {
             val c = ctl()
-            val n = stackDepth(c)
-            if (ctl() == c) return Ctl.searching(c) == 0 && n == liveWorkers
+            val n = idleOnStack(c)
+            if (ctl() == c) return Ctl.searching(c) == 0 && Ctl.active(c) == 0 && n == liveWorkers
         }
     }
 
-    /** Number of workers on the idle stack (racy; for stats). */
-    fun idleCount(): Int = stackDepth(ctl())
+    /** Whether no worker is active (all idle or blocked). */
+    fun noneActive(): Boolean = Ctl.active(ctl()) == 0
 
-    /** Walks the idle stack from the top recorded in [c]; bounded even if links change meanwhile. */
-    private fun stackDepth(c: Long): Int {
+    /** Number of IDLE workers on the stack (racy; for stats). */
+    fun idleCount(): Int = idleOnStack(ctl())
+
+    /** Counts IDLE nodes from the top recorded in [c]; bounded even if links change meanwhile. */
+    private fun idleOnStack(c: Long): Int {
         var n = 0
+        var steps = 0
         var top = Ctl.top(c)
-        while (top != 0 && n <= Ctl.MAX_WORKERS) {
-            n++
-            top = pool.workerAt(top - 1).nextIdle
+        while (top != 0 && steps <= Ctl.MAX_THREADS) {
+            steps++
+            val w = pool.workerAt(top - 1)
+            if (w.parkState() == Worker.IDLE) n++
+            top = w.nextIdle
         }
         return n
     }
 
     private fun wake(w: Worker) {
-        w.idle = false // volatile write before unpark; the sleeper re-checks it around park()
-        LockSupport.unpark(w)
+        LockSupport.unpark(w) // after the state CAS; the sleeper re-checks its state around park()
         val event = UnparkEvent()
         if (event.isEnabled) {
             event.pool = pool.name
@@ -166,22 +296,20 @@ internal class IdleControl(private val pool: WorkStealingPool) {
     }
 
     /**
-     * Starts worker [index], already counted as started and searching. If the thread cannot be
-     * started (no native threads left), the searcher it was counted as never exists: uncount it
-     * and report the failure to the pool's handler instead of throwing into whoever signalled
-     * (a submitter whose task was already accepted, or a worker's loop). The slot stays counted
-     * as started, since indices are handed out by that count; the pool runs with the workers
-     * it has.
+     * Starts a worker, already counted as live, active and searching. If the thread cannot be
+     * started (no native threads left, or no free slot), the worker it was counted as never
+     * exists: uncount it and report the failure to the pool's handler instead of throwing into
+     * whoever signalled (a submitter whose task was already accepted, or a worker's loop).
      */
-    private fun startWorkerOrUndo(index: Int) {
+    private fun startWorkerOrUndo() {
         val started = try {
-            pool.startWorker(index)
+            pool.startWorker()
         } catch (e: Throwable) {
-            addCtl(-Ctl.SEARCHING_ONE)
-            pool.reportFailure(Runnable { }, IllegalStateException("${pool.name}: cannot start worker $index", e))
+            addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
+            pool.reportFailure(Runnable { }, IllegalStateException("${pool.name}: cannot start a worker", e))
             return
         }
-        if (!started) addCtl(-Ctl.SEARCHING_ONE) // pool quiesced meanwhile: no work to run
+        if (!started) addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE) // pool quiesced meanwhile
     }
 
     private companion object {
@@ -192,30 +320,41 @@ internal class IdleControl(private val pool: WorkStealingPool) {
 /**
  * Layout of the pool's control word. Fields, low to high:
  * `TOP` (index + 1 of the top idle worker, 0 = none), `SEARCHING` (workers searching),
- * `STARTED` (threads started), `VERSION` (bumped on every stack pop/push, against ABA).
+ * `LIVE` (worker threads alive), `ACTIVE` (live workers neither idle nor blocked), `VERSION`
+ * (bumped on every stack pop/push, against ABA).
+ *
+ * Counts may briefly exceed the number of threads by up to one per thread (see the counting
+ * rule in [IdleControl]), so [MAX_THREADS] leaves the 12-bit fields room for twice that.
  */
 internal object Ctl {
-    const val FIELD_BITS = 16
+    const val FIELD_BITS = 12
     const val FIELD_MASK = (1L shl FIELD_BITS) - 1
-    const val MAX_WORKERS = (1 shl (FIELD_BITS - 1)) - 1
+    const val VERSION_BITS = 16
+
+    /** Most worker threads a pool may have (parallelism plus extras). */
+    const val MAX_THREADS = (1 shl (FIELD_BITS - 1)) - 1
 
     const val TOP_SHIFT = 0
-    const val SEARCHING_SHIFT = 16
-    const val STARTED_SHIFT = 32
+    const val SEARCHING_SHIFT = 12
+    const val LIVE_SHIFT = 24
+    const val ACTIVE_SHIFT = 36
     const val VERSION_SHIFT = 48
 
     const val TOP_MASK = FIELD_MASK shl TOP_SHIFT
     const val SEARCHING_MASK = FIELD_MASK shl SEARCHING_SHIFT
-    const val STARTED_MASK = FIELD_MASK shl STARTED_SHIFT
-    const val VERSION_MASK = FIELD_MASK shl VERSION_SHIFT
+    const val LIVE_MASK = FIELD_MASK shl LIVE_SHIFT
+    const val ACTIVE_MASK = FIELD_MASK shl ACTIVE_SHIFT
+    const val VERSION_MASK = ((1L shl VERSION_BITS) - 1) shl VERSION_SHIFT
 
     const val SEARCHING_ONE = 1L shl SEARCHING_SHIFT
-    const val STARTED_ONE = 1L shl STARTED_SHIFT
+    const val LIVE_ONE = 1L shl LIVE_SHIFT
+    const val ACTIVE_ONE = 1L shl ACTIVE_SHIFT
     const val VERSION_ONE = 1L shl VERSION_SHIFT
 
     fun top(c: Long): Int = ((c and TOP_MASK) ushr TOP_SHIFT).toInt()
     fun searching(c: Long): Int = ((c and SEARCHING_MASK) ushr SEARCHING_SHIFT).toInt()
-    fun started(c: Long): Int = ((c and STARTED_MASK) ushr STARTED_SHIFT).toInt()
+    fun live(c: Long): Int = ((c and LIVE_MASK) ushr LIVE_SHIFT).toInt()
+    fun active(c: Long): Int = ((c and ACTIVE_MASK) ushr ACTIVE_SHIFT).toInt()
     fun version(c: Long): Int = ((c and VERSION_MASK) ushr VERSION_SHIFT).toInt()
 
     /** [c] with the stack top replaced by [top] and the version bumped (wrapping). */

@@ -8,6 +8,7 @@ import kotlinx.coroutines.cancel
 import java.util.concurrent.Callable
 import java.util.concurrent.CancellationException
 import java.util.concurrent.ExecutorService
+import java.util.concurrent.ForkJoinPool
 import java.util.concurrent.RejectedExecutionException
 import kotlin.coroutines.CoroutineContext
 
@@ -137,6 +138,25 @@ public class StealingDispatcher private constructor(
 
         /** [StealingDispatcher.stats] of the shared pool. */
         public fun stats(): StealingStats = instance.stats()
+
+        /**
+         * The Java form of [blocking]: runs [blocker] (`block()` until it or `isReleasable()`
+         * returns true) as a blocking region of the calling [StealingDispatcher] worker, so
+         * another thread may run in its place meanwhile. On any other thread it is
+         * `ForkJoinPool.managedBlock(blocker)` (which compensates on a `ForkJoinPool` and just
+         * runs the blocker elsewhere).
+         *
+         * @throws InterruptedException if `blocker.block()` does.
+         */
+        @JvmStatic
+        @Throws(InterruptedException::class)
+        public fun managedBlock(blocker: ForkJoinPool.ManagedBlocker) {
+            if (Thread.currentThread() !is Worker) return ForkJoinPool.managedBlock(blocker)
+            if (blocker.isReleasable) return
+            runBlockingRegion {
+                while (!blocker.isReleasable && !blocker.block()) { /* until released */ }
+            }
+        }
 
         override fun toString(): String = "StealingDispatcher.Default"
     }

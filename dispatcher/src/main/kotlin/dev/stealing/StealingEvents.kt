@@ -63,3 +63,25 @@ internal class TaskFailureEvent : Event() {
     @Label("Exception Class") @JvmField var exceptionClass: String? = null
     @Label("Message") @JvmField var message: String? = null
 }
+
+/** An extra worker thread was started because workers were blocked. */
+@Name("dev.stealing.ThreadInjection")
+@Label("Thread Injection")
+@Category("Stealing Dispatcher")
+@Description("An extra worker thread was started to compensate for blocked workers")
+@StackTrace(false)
+internal class ThreadInjectionEvent : Event() {
+    @Label("Pool") @JvmField var pool: String? = null
+    @Label("Worker") @JvmField var worker: Int = 0
+}
+
+/** An extra worker thread retired after its keep-alive. */
+@Name("dev.stealing.ThreadRetirement")
+@Label("Thread Retirement")
+@Category("Stealing Dispatcher")
+@Description("An extra worker thread stayed idle for its keep-alive and exited")
+@StackTrace(false)
+internal class ThreadRetirementEvent : Event() {
+    @Label("Pool") @JvmField var pool: String? = null
+    @Label("Worker") @JvmField var worker: Int = 0
+}

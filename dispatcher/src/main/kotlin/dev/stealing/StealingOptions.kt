@@ -1,5 +1,7 @@
 package dev.stealing
 
+import java.time.Duration
+
 /**
  * Tuning and behaviour options of a [StealingDispatcher]. Immutable; derive variants with the
  * `with...` methods (Java) or named arguments (Kotlin):
@@ -33,6 +35,16 @@ package dev.stealing
  *   by `io.micrometer:context-propagation` (its registered `ThreadLocalAccessor`s); default
  *   false, as for JDK executors, and then it costs nothing. When true, that library must be on
  *   the class path. Coroutines are not affected: kotlinx context elements carry their context.
+ * @property maxThreads most worker threads alive at once, counting the extra threads started
+ *   while workers are blocked (in `blocking { }`, a blocking `ForkedTask.join`, or detected as
+ *   stuck); at least `parallelism`. 0 (default) means `parallelism + 256`, as ForkJoinPool's
+ *   default, capped at 2047.
+ * @property keepAlive how long an extra thread stays idle before it retires (default 60 s, as
+ *   ForkJoinPool and kotlinx's scheduler). Core workers never retire.
+ * @property starvationInterval how often the pool checks for workers stuck in a task while
+ *   work waits (default 100 ms); one found stuck in a waiting state is compensated for by
+ *   another thread, one that stays RUNNABLE only after 10 intervals. [Duration.ZERO] turns
+ *   detection off (marked blocking still compensates).
  */
 public class StealingOptions(
     public val daemon: Boolean = true,
@@ -42,6 +54,9 @@ public class StealingOptions(
     public val initialDequeCapacity: Int = 64,
     public val maxInlineDepth: Int = 256,
     public val propagateContext: Boolean = false,
+    public val maxThreads: Int = 0,
+    public val keepAlive: Duration = Duration.ofSeconds(60),
+    public val starvationInterval: Duration = Duration.ofMillis(100),
 ) {
     init {
         require(spinRounds >= 0) { "spinRounds must be >= 0, was $spinRounds" }
@@ -50,6 +65,9 @@ public class StealingOptions(
             "initialDequeCapacity must be a power of two >= 2, was $initialDequeCapacity"
         }
         require(maxInlineDepth >= 0) { "maxInlineDepth must be >= 0, was $maxInlineDepth" }
+        require(maxThreads in 0..Ctl.MAX_THREADS) { "maxThreads must be in 0..${Ctl.MAX_THREADS}, was $maxThreads" }
+        require(!keepAlive.isNegative && !keepAlive.isZero) { "keepAlive must be positive, was $keepAlive" }
+        require(!starvationInterval.isNegative) { "starvationInterval must be >= 0, was $starvationInterval" }
         require(!propagateContext || isContextPropagationPresent()) {
             "propagateContext = true needs io.micrometer:context-propagation on the class path"
         }
@@ -79,6 +97,16 @@ public class StealingOptions(
     /** A copy with [propagateContext] replaced. */
     public fun withPropagateContext(propagateContext: Boolean): StealingOptions = copy(propagateContext = propagateContext)
 
+    /** A copy with [maxThreads] replaced. */
+    public fun withMaxThreads(maxThreads: Int): StealingOptions = copy(maxThreads = maxThreads)
+
+    /** A copy with [keepAlive] replaced. */
+    public fun withKeepAlive(keepAlive: Duration): StealingOptions = copy(keepAlive = keepAlive)
+
+    /** A copy with [starvationInterval] replaced. */
+    public fun withStarvationInterval(starvationInterval: Duration): StealingOptions =
+        copy(starvationInterval = starvationInterval)
+
     private fun copy(
         daemon: Boolean = this.daemon,
         exceptionHandler: TaskExceptionHandler? = this.exceptionHandler,
@@ -87,14 +115,19 @@ public class StealingOptions(
         initialDequeCapacity: Int = this.initialDequeCapacity,
         maxInlineDepth: Int = this.maxInlineDepth,
         propagateContext: Boolean = this.propagateContext,
+        maxThreads: Int = this.maxThreads,
+        keepAlive: Duration = this.keepAlive,
+        starvationInterval: Duration = this.starvationInterval,
     ) = StealingOptions(
         daemon, exceptionHandler, spinRounds, globalCheckInterval, initialDequeCapacity, maxInlineDepth, propagateContext,
+        maxThreads, keepAlive, starvationInterval,
     )
 
     override fun toString(): String =
         "StealingOptions(daemon=$daemon, exceptionHandler=$exceptionHandler, spinRounds=$spinRounds, " +
             "globalCheckInterval=$globalCheckInterval, initialDequeCapacity=$initialDequeCapacity, " +
-            "maxInlineDepth=$maxInlineDepth, propagateContext=$propagateContext)"
+            "maxInlineDepth=$maxInlineDepth, propagateContext=$propagateContext, maxThreads=$maxThreads, " +
+            "keepAlive=$keepAlive, starvationInterval=$starvationInterval)"
 
     public companion object {
         /** The defaults. */

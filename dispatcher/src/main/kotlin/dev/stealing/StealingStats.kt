@@ -9,6 +9,12 @@ package dev.stealing
  * @property parallelism the target number of workers.
  * @property threads worker threads currently alive (they start lazily).
  * @property idleThreads workers parked or about to park.
+ * @property blockedThreads workers inside a blocking region, or presumed blocked by the
+ *   starvation monitor (they do not count toward `parallelism`).
+ * @property maxThreads most threads the pool may run (`parallelism` plus extras).
+ * @property injectedThreads extra threads started so far to compensate for blocked workers.
+ * @property retiredThreads extra threads that retired after their keep-alive.
+ * @property presumedBlocked times the starvation monitor found a worker stuck while work waited.
  * @property executed tasks run by workers (including inlined and helped ones).
  * @property localPops tasks a worker took from its own deque.
  * @property globalPops tasks taken from the global queue.
@@ -31,6 +37,11 @@ public class StealingStats internal constructor(
     public val parallelism: Int,
     public val threads: Int,
     public val idleThreads: Int,
+    public val blockedThreads: Int,
+    public val maxThreads: Int,
+    public val injectedThreads: Long,
+    public val retiredThreads: Long,
+    public val presumedBlocked: Long,
     public val executed: Long,
     public val localPops: Long,
     public val globalPops: Long,
@@ -53,7 +64,8 @@ public class StealingStats internal constructor(
 
     override fun toString(): String =
         "StealingStats(name=$name, state=$state, parallelism=$parallelism, threads=$threads, " +
-            "idle=$idleThreads, executed=$executed, localPops=$localPops, globalPops=$globalPops, " +
+            "idle=$idleThreads, blocked=$blockedThreads, injected=$injectedThreads, retired=$retiredThreads, " +
+            "presumedBlocked=$presumedBlocked, executed=$executed, localPops=$localPops, globalPops=$globalPops, " +
             "steals=$steals/$stealAttempts, inlined=$inlined, helped=$helped, blockedJoins=$blockedJoins, " +
             "parks=$parks, unparks=$unparks, failed=$failed, cancelled=$cancelled, rejected=$rejected, " +
             "globalQueue=$globalQueueDepth, workerQueues=$workerQueueDepths)"

@@ -24,7 +24,10 @@ import java.lang.invoke.VarHandle
  * detected by the last worker to go idle in [tryQuiesce]; workers exit) -> TERMINATED (all
  * workers exited). [stop] goes through STOP instead: queued tasks are handed back and workers
  * exit after their current task.
- * Threads start lazily, one per [IdleControl.signalWork] that finds nobody to wake.
+ * Threads start lazily, one per [IdleControl.signalWork] that finds nobody to wake, up to
+ * `parallelism`; beyond that, up to [maxThreads], only while workers are blocked (marked by
+ * [enterBlocking] or presumed by the [StarvationMonitor]): the pool keeps at most `parallelism`
+ * workers *active*, and extra threads retire after [StealingOptions.keepAlive] idle.
  */
 internal class WorkStealingPool(
     val parallelism: Int,
@@ -32,34 +35,53 @@ internal class WorkStealingPool(
     val options: StealingOptions,
 ) {
     init {
-        require(parallelism in 1..Ctl.MAX_WORKERS) {
-            "parallelism must be in 1..${Ctl.MAX_WORKERS}, was $parallelism"
+        require(parallelism in 1..Ctl.MAX_THREADS) {
+            "parallelism must be in 1..${Ctl.MAX_THREADS}, was $parallelism"
+        }
+        require(options.maxThreads == 0 || options.maxThreads >= parallelism) {
+            "maxThreads must be 0 (automatic) or >= parallelism ($parallelism), was ${options.maxThreads}"
         }
     }
+
+    /** Most worker threads alive at once: `parallelism` plus extras for blocked workers. */
+    val maxThreads: Int =
+        if (options.maxThreads != 0) options.maxThreads else minOf(parallelism + DEFAULT_EXTRA_THREADS, Ctl.MAX_THREADS)
 
     val global = GlobalQueue()
     val idle = IdleControl(this)
     val globalCheckInterval = options.globalCheckInterval
 
     /**
-     * Worker slots; power-of-two sized for the odd-stride steal scan. Written under [lock]
-     * (release), read with acquire by scans so a re-scan sees every worker started before it.
+     * Worker slots; power-of-two sized for the odd-stride steal scan, doubled (copied under
+     * [lock]) when an extra thread needs a slot beyond it. Slots are written under [lock]
+     * (release) and read with acquire by scans, so a re-scan sees every worker started before
+     * it; a worker keeps its index for life, and a retired worker's slot is reused once its node
+     * is off the idle stack.
      */
-    val workerTable = AtomicReferenceArray<Worker?>(Integer.highestOneBit(parallelism * 2 - 1).coerceAtLeast(1))
+    @Volatile var workerTable = AtomicReferenceArray<Worker?>(tableSizeFor(parallelism))
+        private set
+
+    /** Watches for workers stuck in tasks while work waits; null if disabled. Started with the first worker. */
+    val monitor: StarvationMonitor? =
+        if (options.starvationInterval.isZero) null else StarvationMonitor(this, options.starvationInterval.toNanos())
 
     @Volatile private var runState = RUNNING
     private val lock = ReentrantLock()
     private val terminatedCondition = lock.newCondition()
     private var liveWorkers = 0 // guarded by lock
+    private var injected = 0L // guarded by lock: extra threads started
+    private var retired = 0L // guarded by lock: extra threads retired
+    private val presumedBlocked = LongAdder()
 
     val rejected = LongAdder()
     private val externalFailed = LongAdder()
 
     fun workerAt(index: Int): Worker = workerTable.getAcquire(index)!!
 
-    /** Started workers, for iteration (racy snapshot). */
-    private inline fun forEachWorker(action: (Worker) -> Unit) {
-        for (i in 0 until workerTable.length()) workerTable.getAcquire(i)?.let(action)
+    /** Started workers (including retired ones whose slot is not reused yet), for iteration (racy snapshot). */
+    inline fun forEachWorker(action: (Worker) -> Unit) {
+        val table = workerTable
+        for (i in 0 until table.length()) table.getAcquire(i)?.let(action)
     }
 
     fun isShutdown(): Boolean = runState >= SHUTDOWN
@@ -153,42 +175,122 @@ internal class WorkStealingPool(
             idle.wakeAll()
             return
         }
-        lock.withLock {
-            if (runState != SHUTDOWN || !global.isDrained() || hasVisibleWork()) return
-            if (!idle.allIdle(liveWorkers)) return
-            runState = TIDYING
-        }
-        idle.wakeAll()
+        if (lock.withLock { quiesceLocked() }) wakeAllForExit()
     }
 
-    /** Starts worker [index]; false if the pool terminated meanwhile. Called by [IdleControl]. */
-    fun startWorker(index: Int): Boolean {
+    /** Under [lock]: moves a shut-down pool with nothing queued and every live worker idle to TIDYING. */
+    private fun quiesceLocked(): Boolean {
+        if (runState != SHUTDOWN || !global.isDrained() || hasVisibleWork()) return false
+        if (!idle.allIdle(liveWorkers)) return false
+        runState = TIDYING
+        return true
+    }
+
+    private fun wakeAllForExit() {
+        idle.wakeAll()
+        monitor?.wakeToExit()
+    }
+
+    /**
+     * Starts a worker in the lowest free slot (so core slots below `parallelism` fill first);
+     * false if the pool terminated meanwhile or no slot is free. Called by [IdleControl], which
+     * has already counted the worker.
+     */
+    fun startWorker(): Boolean {
         val w = lock.withLock {
             if (runState >= TIDYING) return false
+            val index = freeSlotLocked()
+            if (index < 0) return false
             val w = Worker(this, index)
             workerTable.setRelease(index, w) // pairs with getAcquire in scans
             liveWorkers++
+            if (w.isExtra) injected++
             w
         }
         try {
             w.start()
         } catch (e: Throwable) {
             lock.withLock {
-                workerTable.setRelease(index, null)
+                workerTable.setRelease(w.index, null)
                 liveWorkers--
+                if (w.isExtra) injected--
                 tryTerminateLocked()
             }
             throw e
         }
+        if (monitor != null && w.index == 0) monitor.startOnce()
+        if (w.isExtra) {
+            val event = ThreadInjectionEvent()
+            if (event.isEnabled) {
+                event.pool = name
+                event.worker = w.index
+                event.commit()
+            }
+        }
         return true
     }
 
-    fun workerExited(w: Worker) {
-        if (isStopping()) rejectLeftovers(w)
-        lock.withLock {
-            liveWorkers--
-            tryTerminateLocked()
+    /** Under [lock]: the lowest slot that is empty or holds a retired worker already unlinked; grows the table. */
+    private fun freeSlotLocked(): Int {
+        var table = workerTable
+        for (i in 0 until table.length()) {
+            val w = table.get(i)
+            if (w == null || w.parkState() == Worker.RETIRED) return i
         }
+        val index = table.length()
+        if (index >= Ctl.MAX_THREADS) return -1
+        val bigger = AtomicReferenceArray<Worker?>(table.length() * 2)
+        for (i in 0 until table.length()) bigger.set(i, table.get(i))
+        workerTable = bigger // volatile: scans that read the old table miss only workers not yet started
+        return index
+    }
+
+    fun workerExited(w: Worker, retiredIdle: Boolean) {
+        if (isStopping()) rejectLeftovers(w)
+        val quiesced = lock.withLock {
+            liveWorkers--
+            if (retiredIdle) retired++
+            tryTerminateLocked()
+            // A retiring worker that was the last non-idle one makes a shut-down pool quiescent.
+            retiredIdle && quiesceLocked()
+        }
+        if (quiesced) wakeAllForExit()
+        if (retiredIdle) {
+            val event = ThreadRetirementEvent()
+            if (event.isEnabled) {
+                event.pool = name
+                event.worker = w.index
+                event.commit()
+            }
+        }
+    }
+
+    /** The calling worker [w] enters a blocking region: another worker may run in its place. */
+    fun enterBlocking(w: Worker) {
+        if (w.blockingDepth++ > 0) return
+        // The monitor may have presumed w blocked (it is already uncounted then): take that over.
+        if (w.casBlockState(Worker.NOT_BLOCKED, Worker.MARKED)) idle.beginBlocking() else w.blockState = Worker.MARKED
+    }
+
+    /** The calling worker [w] leaves its blocking region. */
+    fun exitBlocking(w: Worker) {
+        if (--w.blockingDepth > 0) return
+        w.blockState = Worker.NOT_BLOCKED
+        idle.endBlocking()
+    }
+
+    /** Starvation monitor: [w] seems stuck in a task while work waits; uncount it and compensate. */
+    fun presumeBlocked(w: Worker): Boolean {
+        if (!w.casBlockState(Worker.NOT_BLOCKED, Worker.PRESUMED)) return false
+        presumedBlocked.increment()
+        idle.beginBlocking()
+        return true
+    }
+
+    /** [w] finished the task it was presumed blocked in. */
+    fun endPresumedBlocking(w: Worker) {
+        w.blockState = Worker.NOT_BLOCKED // only w moves its state out of PRESUMED
+        idle.endBlocking()
     }
 
     /**
@@ -210,6 +312,7 @@ internal class WorkStealingPool(
         if (!global.isDrained()) signalAfterPublish() // tasks queued: make sure a worker runs them
         idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
         lock.withLock { tryTerminateLocked() }
+        if (isTerminated()) monitor?.wakeToExit()
     }
 
     /** Stops intake and hands back every task not yet started. */
@@ -234,7 +337,7 @@ internal class WorkStealingPool(
         // A task forked inside the pool may be joined by a running parent: cancel what is
         // handed back so such a join ends (as ForkJoinPool.shutdownNow does).
         for (task in unstarted) if (task is ForkedTask<*>) task.cancel(false)
-        idle.wakeAll()
+        wakeAllForExit()
         lock.withLock { tryTerminateLocked() }
         return unstarted
     }
@@ -314,17 +417,22 @@ internal class WorkStealingPool(
         var executed = 0L; var localPops = 0L; var globalPops = 0L; var stealAttempts = 0L
         var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
         var blockedJoins = 0L; var failed = externalFailed.sum(); var cancelled = 0L
+        var blocked = 0
         val depths = ArrayList<Int>()
         forEachWorker { w ->
+            if (w.parkState() == Worker.RETIRED || w.parkState() == Worker.RETIRED_ON_STACK) return@forEachWorker
+            if (w.blockState != Worker.NOT_BLOCKED) blocked++
             executed += w.executed; localPops += w.localPops; globalPops += w.globalPops
             stealAttempts += w.stealAttempts; steals += w.steals; parks += w.parks
             wakeups += w.wakeups; inlined += w.inlined; helped += w.helped
             blockedJoins += w.blockedJoins; failed += w.failed; cancelled += w.cancelledSkipped
             depths += w.deque.size()
         }
-        val live = lock.withLock { liveWorkers }
+        val (live, injectedNow, retiredNow) = lock.withLock { Triple(liveWorkers, injected, retired) }
         return StealingStats(
             name = name, parallelism = parallelism, threads = live, idleThreads = idle.idleCount(),
+            blockedThreads = blocked, maxThreads = maxThreads, injectedThreads = injectedNow,
+            retiredThreads = retiredNow, presumedBlocked = presumedBlocked.sum(),
             executed = executed, localPops = localPops, globalPops = globalPops,
             stealAttempts = stealAttempts, steals = steals, inlined = inlined, helped = helped,
             blockedJoins = blockedJoins, parks = parks, unparks = wakeups, failed = failed, cancelled = cancelled,
@@ -336,6 +444,11 @@ internal class WorkStealingPool(
     }
 
     private companion object {
+        /** Default extra threads beyond `parallelism` (as ForkJoinPool's default maximum). */
+        const val DEFAULT_EXTRA_THREADS = 256
+
+        fun tableSizeFor(n: Int): Int = Integer.highestOneBit(n * 2 - 1).coerceAtLeast(1)
+
         const val RUNNING = 0
         const val SHUTDOWN = 1
         const val STOP = 2

@@ -17,6 +17,11 @@ import java.util.concurrent.locks.LockSupport
  *    more that take anything, with spin-waits in between;
  * 5. it parks through [IdleControl] (push idle, fence, re-scan, park).
  *
+ * Workers with an index below `parallelism` are *core* workers and park without a time limit.
+ * The others are *extra* threads started to compensate for blocked workers: while more than
+ * `parallelism` workers are active they go idle between tasks ([IdleControl.tryPushSurplus]),
+ * and once idle for [StealingOptions.keepAlive] they retire.
+ *
  * Owner-only state (the fields without @Volatile) is touched only by this thread, except the
  * statistics counters, which other threads read racily for [StealingStats].
  */
@@ -32,8 +37,43 @@ internal class Worker(
      */
     @JvmField var searching = true
 
-    /** Set before pushing onto the idle stack; cleared (volatile) by whoever pops this worker. */
-    @Volatile @JvmField var idle = false
+    /**
+     * RUNNING, IDLE, RUNNING_ON_STACK, RETIRED_ON_STACK or RETIRED (see [IdleControl]); through
+     * [PARK_STATE]. Set to IDLE by this worker before its node becomes reachable; moved out of
+     * IDLE by whoever claims the popped node, or by this worker itself.
+     */
+    @Suppress("unused") private var parkState = RUNNING
+
+    fun parkState(): Int = PARK_STATE.getVolatile(this) as Int
+    fun setParkState(state: Int) = PARK_STATE.setVolatile(this, state)
+    fun casParkState(expected: Int, state: Int): Boolean = PARK_STATE.compareAndSet(this, expected, state)
+
+    /** An extra thread beyond `parallelism`: surplus-parks and retires after its keep-alive. */
+    @JvmField val isExtra = index >= pool.parallelism
+
+    /**
+     * NOT_BLOCKED, MARKED (inside a blocking region: it does not count as active) or PRESUMED
+     * (the starvation monitor found it stuck in a task and uncounted it; cleared, and counted
+     * again, when the task ends). Written by this worker, and by the monitor with a CAS from
+     * NOT_BLOCKED to PRESUMED.
+     */
+    @Volatile @JvmField var blockState = NOT_BLOCKED
+
+    fun casBlockState(expected: Int, state: Int): Boolean = BLOCK_STATE.compareAndSet(this, expected, state)
+
+    /** Owner only: nesting depth of blocking regions; only the outermost one is counted. */
+    @JvmField var blockingDepth = 0
+
+    /**
+     * Owner writes, the starvation monitor reads racily: this worker is inside a top-level task
+     * (not searching, parking, or woken but not yet scheduled). Plain, to keep the hot loop
+     * free of fences; the monitor only needs to see it eventually.
+     */
+    @JvmField var inTask = false
+
+    /** Starvation monitor only: [executed] at its last look, and looks since it changed. */
+    @JvmField var monitorLastExecuted = -1L
+    @JvmField var monitorStalledTicks = 0
 
     /** The idle-stack link: index + 1 of the worker below this one, 0 for none. */
     @JvmField var nextIdle = 0
@@ -62,6 +102,9 @@ internal class Worker(
         isDaemon = pool.options.daemon
     }
 
+    /** Owner only: set when this worker left the pool by retiring (already uncounted). */
+    private var retired = false
+
     override fun run() {
         try {
             while (true) {
@@ -70,14 +113,13 @@ internal class Worker(
                     searching = false
                     pool.idle.endSearch()
                 }
+                inTask = true
                 runTask(task)
+                inTask = false
             }
         } finally {
-            if (searching) {
-                searching = false
-                pool.idle.endSearch()
-            }
-            pool.workerExited(this)
+            if (!retired) pool.idle.exitRunning(this)
+            pool.workerExited(this, retired)
         }
     }
 
@@ -90,6 +132,9 @@ internal class Worker(
             failed++
             pool.reportFailure(task, e)
         }
+        // The task is over, so it no longer blocks: if the monitor presumed it did, count this
+        // worker as active again.
+        if (blockState == PRESUMED && blockingDepth == 0) pool.endPresumedBlocking(this)
     }
 
     /**
@@ -123,6 +168,11 @@ internal class Worker(
     private fun findTask(): Runnable? {
         while (true) {
             if (pool.isStopping()) return null
+            if (isExtra && pool.idle.tryPushSurplus(this)) {
+                if (pool.isShutdown()) pool.tryQuiesce() // it may be the last worker to go idle
+                if (!sleep()) return null
+                continue
+            }
             if (++tick == pool.globalCheckInterval) {
                 tick = 0
                 (pollGlobal() ?: deque.pollOldest()?.also { localPops++ })?.let { return it }
@@ -230,7 +280,7 @@ internal class Worker(
 
     /**
      * Goes idle: push on the idle stack, re-scan, park until woken. Returns false when the pool
-     * is stopping and this worker should exit.
+     * is stopping or this worker retired, and it should exit.
      */
     private fun parkIdle(): Boolean {
         if (pool.isStopping()) return false
@@ -238,26 +288,48 @@ internal class Worker(
         // Re-scan after the fenced push (see IdleControl): any work published before a
         // producer read ctl without seeing this worker idle is visible here.
         if (pool.hasVisibleWork()) {
-            pool.idle.cancelIdle(this)
-        } else if (pool.isShutdown()) {
-            pool.tryQuiesce() // after close(): the last worker to go idle ends the pool
+            pool.idle.wakeSelf(this)
+            return true
         }
-        if (idle) {
-            parks++
-            val event = ParkEvent()
-            event.begin()
-            while (idle) {
+        if (pool.isShutdown()) pool.tryQuiesce() // after close(): the last worker to go idle ends the pool
+        return sleep()
+    }
+
+    /**
+     * Parks while this worker is IDLE (a core worker without a time limit, an extra one for its
+     * keep-alive, then it retires). Returns false if it retired or the pool is stopping.
+     */
+    private fun sleep(): Boolean {
+        if (parkState() != IDLE) { // already claimed by a waker, who counted it as searching
+            searching = true
+            return true
+        }
+        parks++
+        val event = ParkEvent()
+        event.begin()
+        val keepAlive = pool.options.keepAlive.toNanos()
+        val deadline = if (isExtra) System.nanoTime() + keepAlive else 0L
+        while (parkState() == IDLE) {
+            if (!isExtra) {
                 LockSupport.park(pool)
-                interrupted() // a stray interrupt must not turn park() into a spin
+            } else {
+                val left = deadline - System.nanoTime()
+                if (left > 0) {
+                    LockSupport.parkNanos(pool, left)
+                } else if (pool.idle.tryRetire(this)) {
+                    retired = true
+                    return false
+                }
             }
-            wakeups++
-            if (event.shouldCommit()) {
-                event.pool = pool.name
-                event.worker = index
-                event.commit()
-            }
+            interrupted() // a stray interrupt must not turn park() into a spin
         }
-        searching = true // whoever cleared `idle` counted this worker as searching
+        wakeups++
+        if (event.shouldCommit()) {
+            event.pool = pool.name
+            event.worker = index
+            event.commit()
+        }
+        searching = true // whoever claimed this worker counted it as searching
         return true
     }
 
@@ -272,11 +344,26 @@ internal class Worker(
 
     override fun toString(): String = name
 
-    private companion object {
+    companion object {
+        // Park states (see IdleControl).
+        const val RUNNING = 0
+        const val IDLE = 1
+        const val RUNNING_ON_STACK = 2
+        const val RETIRED_ON_STACK = 3
+        const val RETIRED = 4
+
+        // Block states.
+        const val NOT_BLOCKED = 0
+        const val MARKED = 1
+        const val PRESUMED = 2
+
+        private val PARK_STATE = fieldHandle(Worker::class.java, "parkState", Int::class.javaPrimitiveType!!)
+        private val BLOCK_STATE = fieldHandle(Worker::class.java, "blockState", Int::class.javaPrimitiveType!!)
+
         /** Tasks taken from the global queue in one claim. */
-        const val GLOBAL_BATCH = 32
+        private const val GLOBAL_BATCH = 32
 
         /** Spin-waits between two steal rounds of a searching worker (about 1.6 us here). */
-        const val SPIN_WAITS_PER_ROUND = 64
+        private const val SPIN_WAITS_PER_ROUND = 64
     }
 }

@@ -7,14 +7,18 @@ import kotlinx.coroutines.Job
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
+import java.time.Duration
 import java.util.concurrent.Callable
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 
+/** These tests keep work queued behind blocked workers on purpose: no starvation injection. */
+private val noInjection = StealingOptions(starvationInterval = Duration.ZERO)
+
 class CancellationSpec : FunSpec({
     test("a queued ForkedTask that is cancelled is discarded unrun and counted") {
-        StealingDispatcher(1, "cancel-count").use { d ->
+        StealingDispatcher(1, "cancel-count", noInjection).use { d ->
             val gate = CountDownLatch(1)
             val ran = AtomicInteger()
             d.executor.execute { gate.await() }
@@ -28,7 +32,7 @@ class CancellationSpec : FunSpec({
     }
 
     test("invokeAll with a timeout cancels the tasks that did not finish") {
-        StealingDispatcher(1, "invoke-all").use { d ->
+        StealingDispatcher(1, "invoke-all", noInjection).use { d ->
             val release = CountDownLatch(1)
             val futures = d.executor.invokeAll(
                 listOf(Callable { 1 }, Callable { release.await(); 2 }, Callable { 3 }),
@@ -43,7 +47,7 @@ class CancellationSpec : FunSpec({
 
     test("cancelling a scope with 1M queued children finishes promptly, in time proportional to the work") {
         val n = 1_000_000
-        StealingDispatcher(2, "cancel-1m").use { d ->
+        StealingDispatcher(2, "cancel-1m", noInjection).use { d ->
             val started = AtomicInteger()
             val elapsedMs = runBlocking {
                 withContext(d) {

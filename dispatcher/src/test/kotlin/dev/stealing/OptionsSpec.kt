@@ -6,7 +6,7 @@ import io.kotest.matchers.shouldBe
 
 class OptionsSpec : FunSpec({
     test("bad arguments throw IllegalArgumentException naming the parameter and the value") {
-        shouldThrow<IllegalArgumentException> { StealingDispatcher(0) }.message shouldBe "parallelism must be in 1..32767, was 0"
+        shouldThrow<IllegalArgumentException> { StealingDispatcher(0) }.message shouldBe "parallelism must be in 1..2047, was 0"
         shouldThrow<IllegalArgumentException> { StealingOptions(spinRounds = -1) }.message shouldBe "spinRounds must be >= 0, was -1"
         shouldThrow<IllegalArgumentException> { StealingOptions(globalCheckInterval = 0) }.message shouldBe "globalCheckInterval must be >= 1, was 0"
         shouldThrow<IllegalArgumentException> { StealingOptions(initialDequeCapacity = 3) }.message shouldBe "initialDequeCapacity must be a power of two >= 2, was 3"

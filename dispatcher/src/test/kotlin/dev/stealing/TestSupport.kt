@@ -8,3 +8,17 @@ class IdTask(val id: Int) : Runnable {
     override fun run() {}
     override fun toString(): String = "IdTask($id)"
 }
+
+/**
+ * Polls [condition] until it holds or [timeoutMs] pass; returns whether it held. For states
+ * that are reached by a timer inside the pool (keep-alive, starvation detection), where no
+ * latch can be handed in.
+ */
+fun eventually(timeoutMs: Long, condition: () -> Boolean): Boolean {
+    val deadline = System.nanoTime() + timeoutMs * 1_000_000
+    while (System.nanoTime() < deadline) {
+        if (condition()) return true
+        Thread.sleep(5)
+    }
+    return condition()
+}

@@ -1,0 +1,184 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.ints.shouldBeGreaterThanOrEqual
+import io.kotest.matchers.ints.shouldBeLessThan
+import io.kotest.matchers.ints.shouldBeLessThanOrEqual
+import io.kotest.matchers.longs.shouldBeGreaterThan
+import io.kotest.matchers.shouldBe
+import kotlinx.coroutines.async
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+import java.time.Duration
+import java.util.concurrent.Callable
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.ForkJoinPool
+import java.util.concurrent.SynchronousQueue
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+
+/** Options for injection tests: detection every [intervalMs] (0 = off), extras retire after [keepAliveMs]. */
+private fun injecting(intervalMs: Long, keepAliveMs: Long = 200, maxThreads: Int = 0) = StealingOptions(
+    starvationInterval = Duration.ofMillis(intervalMs),
+    keepAlive = Duration.ofMillis(keepAliveMs),
+    maxThreads = maxThreads,
+)
+
+/** N+1 tasks that each wait for all N+1 to arrive; returns how many saw the latch open within [waitMs]. */
+private fun latchRound(d: StealingDispatcher, marked: Boolean, waitMs: Long): Int {
+    val n = d.parallelism + 1
+    val latch = CountDownLatch(n)
+    val wait: () -> Boolean = { latch.await(waitMs, TimeUnit.MILLISECONDS) }
+    val futures = List(n) {
+        d.executor.submit(Callable {
+            latch.countDown()
+            if (marked) {
+                var opened = false
+                StealingDispatcher.managedBlock(object : ForkJoinPool.ManagedBlocker {
+                    override fun block(): Boolean { opened = wait(); return true }
+                    override fun isReleasable(): Boolean = latch.count == 0L
+                })
+                opened || latch.count == 0L
+            } else {
+                wait()
+            }
+        })
+    }
+    return futures.count { it.get(waitMs + 10_000, TimeUnit.MILLISECONDS) }
+}
+
+class InjectionSpec : FunSpec({
+    test("without injection, N+1 tasks waiting for each other on N workers cannot all arrive") {
+        StealingDispatcher(2, "no-injection", injecting(intervalMs = 0)).use { d ->
+            // The first two give up before the third runs (it may then still see the second).
+            latchRound(d, marked = false, waitMs = 300) shouldBeLessThan 3
+            d.stats().injectedThreads shouldBe 0
+        }
+    }
+
+    test("starvation detection injects a thread for N+1 unmarked waiters; the pool returns to N threads") {
+        StealingDispatcher(2, "detect", injecting(intervalMs = 50, keepAliveMs = 200)).use { d ->
+            latchRound(d, marked = false, waitMs = 10_000) shouldBe 3
+            val s = d.stats()
+            s.injectedThreads shouldBeGreaterThan 0
+            s.presumedBlocked shouldBeGreaterThan 0
+            eventually(10_000) { d.stats().threads == 2 } shouldBe true
+            d.stats().retiredThreads shouldBe d.stats().injectedThreads
+        }
+    }
+
+    test("marked blocking compensates at once, faster than detection") {
+        fun timeRound(d: StealingDispatcher, marked: Boolean): Long {
+            val t0 = System.nanoTime()
+            latchRound(d, marked, waitMs = 10_000) shouldBe 3
+            return (System.nanoTime() - t0) / 1_000_000
+        }
+        val markedMs = StealingDispatcher(2, "marked", injecting(intervalMs = 0)).use { timeRound(it, marked = true) }
+        val detectedMs = StealingDispatcher(2, "detected", injecting(intervalMs = 300)).use { timeRound(it, marked = false) }
+        println("N+1 latch: marked ${markedMs} ms, detected ${detectedMs} ms")
+        (markedMs < detectedMs) shouldBe true
+        (detectedMs >= 300) shouldBe true // detection waits at least one interval
+    }
+
+    test("the thread cap holds: 1,000 blocked coroutines on maxThreads = 64 never see more than 64 threads") {
+        StealingDispatcher(2, "capped", injecting(intervalMs = 20, maxThreads = 64)).use { d ->
+            val gate = CountDownLatch(1)
+            val inside = AtomicInteger()
+            val maxInside = AtomicInteger()
+            var maxThreads = 0
+            runBlocking {
+                val job = launch(d) {
+                    repeat(1_000) {
+                        launch {
+                            val now = inside.incrementAndGet()
+                            maxInside.accumulateAndGet(now) { a, b -> maxOf(a, b) }
+                            blocking { gate.await() }
+                            inside.decrementAndGet()
+                        }
+                    }
+                }
+                withContext(kotlinx.coroutines.Dispatchers.IO) {
+                    eventually(10_000) {
+                        maxThreads = maxOf(maxThreads, d.stats().threads, poolThreads("capped-worker-"))
+                        inside.get() == 64
+                    } shouldBe true
+                    repeat(20) { // stays at the cap while everyone waits
+                        maxThreads = maxOf(maxThreads, d.stats().threads, poolThreads("capped-worker-"))
+                        Thread.sleep(10)
+                    }
+                    gate.countDown()
+                }
+                job.join()
+            }
+            maxThreads shouldBeLessThanOrEqual 64
+            maxInside.get() shouldBeLessThanOrEqual 64
+            d.stats().threads shouldBeLessThanOrEqual 64
+        }
+    }
+
+    test("a CPU-bound workload injects nothing") {
+        // Coroutines that await (suspending, never blocking) and short tasks joined from outside.
+        // (A ForkedTask.join that blocks on a worker is a blocking region and may compensate.)
+        StealingDispatcher(2, "cpu", injecting(intervalMs = 20)).use { d ->
+            repeat(5) {
+                runBlocking(d) { fibAsync(22) } shouldBe 17711
+                List(20_000) { d.fork { spin(2_000) } }.forEach { it.join() }
+            }
+            val s = d.stats()
+            s.presumedBlocked shouldBe 0
+            s.injectedThreads shouldBe 0
+        }
+    }
+
+    test("a join that must block on a pool of one gets a thread in its place") {
+        StealingDispatcher(1, "join-block", injecting(intervalMs = 0)).use { d ->
+            // The joined task sits in the global queue, unreachable by inlining or helping:
+            // only compensation can run it while the single worker waits.
+            val handOff = SynchronousQueue<ForkedTask<Int>>()
+            val running = CountDownLatch(1)
+            val parent = d.fork {
+                running.countDown()
+                handOff.take().join() + 1
+            }
+            running.await() // the child is forked only once the parent runs, so it cannot be batched with it
+            handOff.put(d.fork { 41 })
+            parent.get(10, TimeUnit.SECONDS) shouldBe 42
+            d.stats().injectedThreads shouldBe 1
+        }
+    }
+
+    test("after compensation, a CPU flood runs on at most parallelism threads at once") {
+        StealingDispatcher(2, "surplus", injecting(intervalMs = 0, keepAliveMs = 30_000)).use { d ->
+            latchRound(d, marked = true, waitMs = 10_000) shouldBe 3
+            d.stats().threads shouldBeGreaterThanOrEqual 3 // the extras are still alive (long keep-alive)
+            val running = AtomicInteger()
+            val maxRunning = AtomicInteger()
+            repeat(3) {
+                List(5_000) {
+                    d.fork {
+                        val now = running.incrementAndGet()
+                        maxRunning.accumulateAndGet(now) { a, b -> maxOf(a, b) }
+                        spin(5_000)
+                        running.decrementAndGet()
+                    }
+                }.forEach { it.join() }
+            }
+            maxRunning.get() shouldBeLessThanOrEqual 2
+        }
+    }
+})
+
+private fun poolThreads(prefix: String): Int =
+    Thread.getAllStackTraces().keys.count { it.name.startsWith(prefix) && it.isAlive }
+
+private fun spin(nanos: Long) {
+    val end = System.nanoTime() + nanos
+    while (System.nanoTime() < end) Thread.onSpinWait()
+}
+
+private suspend fun fibAsync(n: Int): Int = if (n < 2) n else coroutineScope {
+    val a = async { fibAsync(n - 1) }
+    fibAsync(n - 2) + a.awaitInline()
+}
