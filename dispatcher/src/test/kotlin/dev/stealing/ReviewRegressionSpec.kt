@@ -161,7 +161,8 @@ class ReviewRegressionSpec : FunSpec({
     }
 
     test("shutdownNow cancels the forked tasks it hands back, so a join waiting for one ends") {
-        val d = StealingDispatcher(1, "now-join")
+        // maxThreads = 1: no thread may be started in the blocked joiner's place, so the child stays queued.
+        val d = StealingDispatcher(1, "now-join", StealingOptions(maxThreads = 1))
         val parentRunning = CountDownLatch(1)
         val childQueued = CountDownLatch(1)
         val childRef = java.util.concurrent.atomic.AtomicReference<ForkedTask<Int>>()
