@@ -85,6 +85,21 @@ internal class IdleControl(private val pool: WorkStealingPool) {
     }
 
     /**
+     * Starts one core worker if fewer than `parallelism` threads live; false if none was needed
+     * or it could not be started (the pool is terminating).
+     */
+    fun startOneCoreWorker(): Boolean {
+        while (true) {
+            val c = ctl()
+            if (Ctl.live(c) >= pool.parallelism) return false
+            if (cas(c, c + Ctl.LIVE_ONE + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
+                activated(c)
+                return startWorkerOrUndo()
+            }
+        }
+    }
+
+    /**
      * Claims a node just popped from the stack: true if it was an IDLE worker, now RUNNING and
      * to be unparked; false if it was stale (its worker already woke itself) or retired.
      */
@@ -301,15 +316,16 @@ internal class IdleControl(private val pool: WorkStealingPool) {
      * exists: uncount it and report the failure to the pool's handler instead of throwing into
      * whoever signalled (a submitter whose task was already accepted, or a worker's loop).
      */
-    private fun startWorkerOrUndo() {
+    private fun startWorkerOrUndo(): Boolean {
         val started = try {
             pool.startWorker()
         } catch (e: Throwable) {
             addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
             pool.reportFailure(Runnable { }, IllegalStateException("${pool.name}: cannot start a worker", e))
-            return
+            return false
         }
         if (!started) addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE) // pool quiesced meanwhile
+        return started
     }
 
     private companion object {

@@ -7,6 +7,7 @@ import kotlinx.coroutines.InternalCoroutinesApi
 import kotlinx.coroutines.cancel
 import java.util.concurrent.Callable
 import java.util.concurrent.CancellationException
+import java.util.concurrent.Executor
 import java.util.concurrent.ExecutorService
 import java.util.concurrent.ForkJoinPool
 import java.util.concurrent.RejectedExecutionException
@@ -83,6 +84,31 @@ public class StealingDispatcher private constructor(
      */
     public fun <T> fork(task: Callable<T>): ForkedTask<T> = executorService.fork(task)
 
+    /**
+     * A dispatcher for work keyed by [key]: every task dispatched through it runs on one and the
+     * same worker thread of this pool, one at a time, in dispatch order, and is never stolen, so
+     * state touched only under one key needs no locks (actors, per-account state):
+     *
+     * ```kotlin
+     * withContext(pool.affinity(accountId)) { balance[accountId] = balance[accountId]!! + amount }
+     * ```
+     *
+     * Keys that are `equals` get the same worker (and dispatchers that are `equals`); keys are
+     * spread over the `parallelism` core workers by a mixed `hashCode()`, so two keys may share
+     * a worker. That worker serves its keyed work and shared work alternately (32 tasks each way
+     * while both wait), so neither starves. Keyed work waits while its worker blocks, even
+     * inside `blocking { }`: it never moves to another thread. The first call starts all core
+     * workers.
+     */
+    public fun affinity(key: Any): CoroutineDispatcher = AffinityDispatcher(pool, key)
+
+    /**
+     * The Executor form of [affinity]: tasks executed through it run on the one worker that
+     * serves [key], one at a time, in order. Throws [RejectedExecutionException] after the pool
+     * is shut down; a failure goes to the pool's exception handler.
+     */
+    public fun affinityExecutor(key: Any): Executor = AffinityDispatcher(pool, key)
+
     /** A snapshot of this pool's counters and queue depths. */
     public fun stats(): StealingStats = pool.stats()
 
@@ -138,6 +164,12 @@ public class StealingDispatcher private constructor(
 
         /** [StealingDispatcher.stats] of the shared pool. */
         public fun stats(): StealingStats = instance.stats()
+
+        /** [StealingDispatcher.affinity] on the shared pool. */
+        public fun affinity(key: Any): CoroutineDispatcher = instance.affinity(key)
+
+        /** [StealingDispatcher.affinityExecutor] on the shared pool. */
+        public fun affinityExecutor(key: Any): Executor = instance.affinityExecutor(key)
 
         /**
          * The Java form of [blocking]: runs [blocker] (`block()` until it or `isReleasable()`

@@ -30,6 +30,8 @@ package dev.stealing
  * @property rejected tasks rejected because the pool was shut down.
  * @property globalQueueDepth tasks waiting in the global queue.
  * @property workerQueueDepths tasks waiting in each started worker's deque.
+ * @property affinityPops keyed tasks workers took from their personal (affinity) queues.
+ * @property affinityQueueDepths keyed tasks waiting in each core worker's personal queue.
  * @property state `running`, `shutting down`, `stopping` or `terminated`.
  */
 public class StealingStats internal constructor(
@@ -57,10 +59,12 @@ public class StealingStats internal constructor(
     public val rejected: Long,
     public val globalQueueDepth: Int,
     public val workerQueueDepths: List<Int>,
+    public val affinityPops: Long,
+    public val affinityQueueDepths: List<Int>,
     public val state: String,
 ) {
     /** Tasks queued anywhere in the pool. */
-    public val queuedTasks: Int get() = globalQueueDepth + workerQueueDepths.sum()
+    public val queuedTasks: Int get() = globalQueueDepth + workerQueueDepths.sum() + affinityQueueDepths.sum()
 
     override fun toString(): String =
         "StealingStats(name=$name, state=$state, parallelism=$parallelism, threads=$threads, " +
@@ -68,5 +72,6 @@ public class StealingStats internal constructor(
             "presumedBlocked=$presumedBlocked, executed=$executed, localPops=$localPops, globalPops=$globalPops, " +
             "steals=$steals/$stealAttempts, inlined=$inlined, helped=$helped, blockedJoins=$blockedJoins, " +
             "parks=$parks, unparks=$unparks, failed=$failed, cancelled=$cancelled, rejected=$rejected, " +
-            "globalQueue=$globalQueueDepth, workerQueues=$workerQueueDepths)"
+            "globalQueue=$globalQueueDepth, workerQueues=$workerQueueDepths, affinityPops=$affinityPops, " +
+            "affinityQueues=$affinityQueueDepths)"
 }

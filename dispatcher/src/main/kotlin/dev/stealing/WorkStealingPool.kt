@@ -2,7 +2,9 @@ package dev.stealing
 
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicReferenceArray
+import java.util.concurrent.locks.LockSupport
 import java.util.concurrent.atomic.LongAdder
 import java.util.concurrent.locks.ReentrantLock
 import kotlin.concurrent.withLock
@@ -73,6 +75,9 @@ internal class WorkStealingPool(
     private var retired = 0L // guarded by lock: extra threads retired
     private val presumedBlocked = LongAdder()
 
+    /** Keyed offers from outside the pool in progress; quiescence waits for them (see [executeKeyed]). */
+    private val outsideKeyedOffers = AtomicInteger()
+
     val rejected = LongAdder()
     private val externalFailed = LongAdder()
 
@@ -123,6 +128,68 @@ internal class WorkStealingPool(
         return false
     }
 
+    /**
+     * Queues [task] on the personal queue of core worker [slot] (keyed work: it runs there and is
+     * never stolen); false (counted in [rejected]) when the pool no longer takes it. Accepted
+     * like [execute]: from a worker of this pool until the pool stops, from outside until
+     * shutdown. An outside offer is counted in [outsideKeyedOffers] while it checks the run
+     * state and offers, so quiescence ([quiesceLocked]) cannot pass between the two and strand
+     * the task: either the offer sees SHUTDOWN, or quiescence sees the offer (Dekker pair on
+     * two volatile variables).
+     */
+    fun executeKeyed(slot: Int, task: Runnable): Boolean {
+        // Core workers never exit before the pool stops, so a missing one means the pool shut
+        // down before it could start it.
+        val target = workerTable.getAcquire(slot) ?: return reject()
+        if (currentWorker() != null) {
+            if (isStopping()) return reject()
+            offerPersonal(target, task)
+            return true
+        }
+        outsideKeyedOffers.incrementAndGet()
+        try {
+            if (isShutdown()) return reject()
+            offerPersonal(target, task)
+            return true
+        } finally {
+            outsideKeyedOffers.decrementAndGet()
+            if (isShutdown()) tryQuiesce() // a quiescence check may have skipped this pool for us
+        }
+    }
+
+    private fun reject(): Boolean {
+        rejected.increment()
+        return false
+    }
+
+    /**
+     * Puts [task] on [target]'s personal queue and wakes [target] if it is idle. Only [target]
+     * can run it, so no other worker is woken: [target] wakes itself (Worker.sleep). The
+     * exchange in [AffinityQueue.offer] and the volatile read of the park state below pair with
+     * the sleeper's IDLE write + fence + check of its queue (docs/parking.md, "Affinity").
+     */
+    private fun offerPersonal(target: Worker, task: Runnable) {
+        target.personal!!.offer(task)
+        VarHandle.fullFence() // explicit, though the exchange in offer() already orders it
+        if (target.parkState() == Worker.IDLE) LockSupport.unpark(target)
+    }
+
+    /**
+     * Starts every core worker that is not running yet (keyed work needs its worker to exist),
+     * and waits until each has its slot.
+     */
+    fun startCoreWorkers() {
+        while (idle.startOneCoreWorker()) { /* one more */ }
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10)
+        for (i in 0 until parallelism) {
+            while (workerTable.getAcquire(i) == null) { // another thread may be starting it right now
+                if (runState >= TIDYING) return // keyed offers are rejected then
+                check(System.nanoTime() < deadline) { "$name: core worker $i could not be started" }
+                Thread.yield()
+            }
+        }
+    }
+
     private fun pushLocal(w: Worker, task: Runnable): Boolean {
         if (isStopping()) {
             rejected.increment()
@@ -155,7 +222,17 @@ internal class WorkStealingPool(
         idle.signalWork()
     }
 
-    /** Whether a re-scan finds any queued task (global or any deque). */
+    /** Whether any core worker's personal queue holds keyed work. */
+    private fun hasPersonalWork(): Boolean {
+        forEachWorker { if (it.personal?.hasWork() == true) return true }
+        return false
+    }
+
+    /**
+     * Whether a re-scan finds any queued task that any worker may take (global queue or any
+     * deque). Personal queues are not included: only their owner can run them, and it checks
+     * its own.
+     */
     fun hasVisibleWork(): Boolean {
         if (global.size() > 0) return true
         forEachWorker { if (!it.deque.isEmpty()) return true }
@@ -181,6 +258,7 @@ internal class WorkStealingPool(
     /** Under [lock]: moves a shut-down pool with nothing queued and every live worker idle to TIDYING. */
     private fun quiesceLocked(): Boolean {
         if (runState != SHUTDOWN || !global.isDrained() || hasVisibleWork()) return false
+        if (outsideKeyedOffers.get() != 0 || hasPersonalWork()) return false
         if (!idle.allIdle(liveWorkers)) return false
         runState = TIDYING
         return true
@@ -348,12 +426,14 @@ internal class WorkStealingPool(
         }
     }
 
-    /** After [stop], tasks a running task pushed onto its own deque are rejected, not lost. */
+    /**
+     * After [stop], tasks a running task pushed onto its own deque, and keyed tasks still in its
+     * personal queue, are rejected, not lost.
+     */
     private fun rejectLeftovers(w: Worker) {
-        while (true) {
-            val task = w.deque.pop() ?: return
-            rejectTask(task)
-        }
+        while (true) rejectTask(w.deque.pop() ?: break)
+        val personal = w.personal ?: return
+        while (true) rejectTask(personal.poll() ?: if (personal.hasWork()) continue else break)
     }
 
     /**
@@ -417,11 +497,14 @@ internal class WorkStealingPool(
         var executed = 0L; var localPops = 0L; var globalPops = 0L; var stealAttempts = 0L
         var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
         var blockedJoins = 0L; var failed = externalFailed.sum(); var cancelled = 0L
-        var blocked = 0
+        var blocked = 0; var affinityPops = 0L
         val depths = ArrayList<Int>()
+        val affinityDepths = ArrayList<Int>()
         forEachWorker { w ->
             if (w.parkState() == Worker.RETIRED || w.parkState() == Worker.RETIRED_ON_STACK) return@forEachWorker
             if (w.blockState != Worker.NOT_BLOCKED) blocked++
+            w.personal?.let { affinityDepths += it.size() }
+            affinityPops += w.affinityPops
             executed += w.executed; localPops += w.localPops; globalPops += w.globalPops
             stealAttempts += w.stealAttempts; steals += w.steals; parks += w.parks
             wakeups += w.wakeups; inlined += w.inlined; helped += w.helped
@@ -437,6 +520,7 @@ internal class WorkStealingPool(
             stealAttempts = stealAttempts, steals = steals, inlined = inlined, helped = helped,
             blockedJoins = blockedJoins, parks = parks, unparks = wakeups, failed = failed, cancelled = cancelled,
             rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
+            affinityPops = affinityPops, affinityQueueDepths = affinityDepths,
             state = when (runState) {
                 RUNNING -> "running"; SHUTDOWN -> "shutting down"; STOP -> "stopping"; TIDYING -> "terminating"; else -> "terminated"
             },

@@ -11,6 +11,11 @@ import java.util.concurrent.locks.LockSupport
  *    stream of new local work;
  * 2. its own deque, newest first (LIFO: the child just forked runs next, on a warm cache);
  * 3. the global queue;
+ * Keyed work ([StealingDispatcher.affinity]) waits in a core worker's personal queue, which
+ * only that worker serves: before everything above for [AFFINITY_SWAP] tasks, after its own
+ * deque and the global queue (but before stealing) for the next [AFFINITY_SWAP], and so on, so
+ * neither keyed nor shared work starves the other.
+ *
  * 4. it becomes a *searcher* and steals from the other workers, visiting them from a random
  *    start with an odd stride over a power-of-two table (every worker once per round): one
  *    round that leaves a victim's lone task to its owner, then [StealingOptions.spinRounds]
@@ -50,6 +55,13 @@ internal class Worker(
 
     /** An extra thread beyond `parallelism`: surplus-parks and retires after its keep-alive. */
     @JvmField val isExtra = index >= pool.parallelism
+
+    /** Keyed work only this worker runs ([StealingDispatcher.affinity]); core workers only. */
+    @JvmField val personal: AffinityQueue? = if (isExtra) null else AffinityQueue()
+
+    /** Owner only: whether the personal queue is served before shared work (swapped every [AFFINITY_SWAP] tasks). */
+    private var personalFirst = false
+    private var affinityTick = 0
 
     /**
      * NOT_BLOCKED, MARKED (inside a blocking region: it does not count as active) or PRESUMED
@@ -97,6 +109,7 @@ internal class Worker(
     @JvmField var blockedJoins = 0L
     @JvmField var failed = 0L
     @JvmField var cancelledSkipped = 0L
+    @JvmField var affinityPops = 0L
 
     init {
         isDaemon = pool.options.daemon
@@ -173,6 +186,14 @@ internal class Worker(
                 if (!sleep()) return null
                 continue
             }
+            val personal = personal
+            if (personal != null) {
+                if (++affinityTick == AFFINITY_SWAP) {
+                    affinityTick = 0
+                    personalFirst = !personalFirst
+                }
+                if (personalFirst) pollPersonal(personal)?.let { return it }
+            }
             if (++tick == pool.globalCheckInterval) {
                 tick = 0
                 (pollGlobal() ?: deque.pollOldest()?.also { localPops++ })?.let { return it }
@@ -182,6 +203,7 @@ internal class Worker(
                 return it
             }
             pollGlobal()?.let { return it }
+            if (personal != null) pollPersonal(personal)?.let { return it }
             val spinRounds = pool.options.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
             // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does
@@ -197,10 +219,14 @@ internal class Worker(
             for (round in 1..spinRounds) {
                 repeat(SPIN_WAITS_PER_ROUND) { onSpinWait() }
                 scanOthers()?.let { return it }
+                if (personal != null) pollPersonal(personal)?.let { return it }
             }
             if (!parkIdle()) return null
         }
     }
+
+    private fun pollPersonal(personal: AffinityQueue): Runnable? =
+        personal.poll()?.also { affinityPops++ }
 
     /** Owner only: buffer for [pollGlobal]'s batches. */
     private val batch = arrayOfNulls<Runnable>(GLOBAL_BATCH)
@@ -287,7 +313,7 @@ internal class Worker(
         pool.idle.pushIdle(this)
         // Re-scan after the fenced push (see IdleControl): any work published before a
         // producer read ctl without seeing this worker idle is visible here.
-        if (pool.hasVisibleWork()) {
+        if (pool.hasVisibleWork() || personal?.hasWork() == true) {
             pool.idle.wakeSelf(this)
             return true
         }
@@ -310,6 +336,13 @@ internal class Worker(
         val keepAlive = pool.options.keepAlive.toNanos()
         val deadline = if (isExtra) System.nanoTime() + keepAlive else 0L
         while (parkState() == IDLE) {
+            // Keyed work for this worker: its producer unparks it without claiming it (only this
+            // worker can run it), so it wakes itself. Pairs with offerPersonal's fence + read of
+            // the park state.
+            if (personal?.hasWork() == true) {
+                pool.idle.wakeSelf(this)
+                break
+            }
             if (!isExtra) {
                 LockSupport.park(pool)
             } else {
@@ -359,6 +392,9 @@ internal class Worker(
 
         private val PARK_STATE = fieldHandle(Worker::class.java, "parkState", Int::class.javaPrimitiveType!!)
         private val BLOCK_STATE = fieldHandle(Worker::class.java, "blockState", Int::class.javaPrimitiveType!!)
+
+        /** Tasks after which a core worker swaps the order of its personal queue and shared work. */
+        const val AFFINITY_SWAP = 32
 
         /** Tasks taken from the global queue in one claim. */
         private const val GLOBAL_BATCH = 32

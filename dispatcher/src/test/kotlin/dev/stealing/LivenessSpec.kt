@@ -3,6 +3,7 @@ package dev.stealing
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import java.lang.management.ManagementFactory
+import java.time.Duration
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.TimeUnit
@@ -10,13 +11,14 @@ import java.util.concurrent.TimeUnit
 /**
  * No lost wake-ups: bursts separated by idle gaps so that workers park every time, each burst
  * needing every worker awake at once (a barrier of `parallelism` parties). A lost wake-up leaves
- * a party missing and the burst times out. Spinning is disabled so workers park immediately.
+ * a party missing and the burst times out. Spinning is disabled so workers park immediately, and
+ * starvation detection is off so that no injected thread can make up for a lost wake-up.
  */
 class LivenessSpec : FunSpec({
     test("bursts after idle gaps, each needing every worker, never hang") {
         val parallelism = 4
         val bursts = 1_000 * stressMultiplier
-        StealingDispatcher(parallelism, "liveness", StealingOptions(spinRounds = 0)).use { d ->
+        StealingDispatcher(parallelism, "liveness", StealingOptions(spinRounds = 0, starvationInterval = Duration.ZERO)).use { d ->
             repeat(bursts) { burst ->
                 val barrier = CyclicBarrier(parallelism)
                 val done = CountDownLatch(parallelism)

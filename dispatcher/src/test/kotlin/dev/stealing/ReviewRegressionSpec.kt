@@ -2,6 +2,7 @@ package dev.stealing
 
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
+import java.time.Duration
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.RejectedExecutionException
@@ -29,7 +30,7 @@ class ReviewRegressionSpec : FunSpec({
             }
             best
         }
-        StealingDispatcher(2, "hide", StealingOptions(spinRounds = 0, globalCheckInterval = 1 shl 30)).use { d ->
+        StealingDispatcher(2, "hide", StealingOptions(spinRounds = 0, globalCheckInterval = 1 shl 30, starvationInterval = Duration.ZERO)).use { d ->
             val ex = d.executor
             var stranded = 0
             for (trial in 0 until 18 * stressMultiplier) {
@@ -75,7 +76,7 @@ class ReviewRegressionSpec : FunSpec({
     }
 
     test("after shutdown, a running task may fork locally and wait for it: an idle worker still helps") {
-        val d = StealingDispatcher(2, "fork-after-close", StealingOptions(spinRounds = 0))
+        val d = StealingDispatcher(2, "fork-after-close", StealingOptions(spinRounds = 0, starvationInterval = Duration.ZERO))
         val ex = d.executor
         val bothStarted = CyclicBarrier(2)
         repeat(2) { ex.execute { bothStarted.await(10, TimeUnit.SECONDS) } }
