@@ -109,6 +109,18 @@ public class StealingDispatcher private constructor(
      */
     public fun affinityExecutor(key: Any): Executor = AffinityDispatcher(pool, key)
 
+    /**
+     * A new fair queue on this pool: work dispatched to it is served round-robin against every
+     * other open fair queue of the pool, a queue of weight 3 getting about three times the share
+     * of one of weight 1 while both have work. Coroutines started on it resume on it, so
+     * fairness holds for the whole coroutine. Close it when done; see [FairQueueDispatcher].
+     *
+     * @param name shown in [StealingStats.fairQueues]; defaults to `fair-<n>`.
+     * @param weight 1..1000 (default 1).
+     */
+    @JvmOverloads
+    public fun fairQueue(name: String? = null, weight: Int = 1): FairQueueDispatcher = pool.newFairQueue(name, weight)
+
     /** A snapshot of this pool's counters and queue depths. */
     public fun stats(): StealingStats = pool.stats()
 
@@ -164,6 +176,10 @@ public class StealingDispatcher private constructor(
 
         /** [StealingDispatcher.stats] of the shared pool. */
         public fun stats(): StealingStats = instance.stats()
+
+        /** [StealingDispatcher.fairQueue] on the shared pool. */
+        @JvmOverloads
+        public fun fairQueue(name: String? = null, weight: Int = 1): FairQueueDispatcher = instance.fairQueue(name, weight)
 
         /** [StealingDispatcher.affinity] on the shared pool. */
         public fun affinity(key: Any): CoroutineDispatcher = instance.affinity(key)

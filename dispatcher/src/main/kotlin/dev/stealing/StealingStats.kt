@@ -32,6 +32,7 @@ package dev.stealing
  * @property workerQueueDepths tasks waiting in each started worker's deque.
  * @property affinityPops keyed tasks workers took from their personal (affinity) queues.
  * @property affinityQueueDepths keyed tasks waiting in each core worker's personal queue.
+ * @property fairQueues each fair queue still in the rotation: name, weight, depth, executed.
  * @property state `running`, `shutting down`, `stopping` or `terminated`.
  */
 public class StealingStats internal constructor(
@@ -61,10 +62,12 @@ public class StealingStats internal constructor(
     public val workerQueueDepths: List<Int>,
     public val affinityPops: Long,
     public val affinityQueueDepths: List<Int>,
+    public val fairQueues: List<FairQueueStats>,
     public val state: String,
 ) {
     /** Tasks queued anywhere in the pool. */
-    public val queuedTasks: Int get() = globalQueueDepth + workerQueueDepths.sum() + affinityQueueDepths.sum()
+    public val queuedTasks: Int get() = globalQueueDepth + workerQueueDepths.sum() + affinityQueueDepths.sum() +
+            fairQueues.sumOf { it.depth }
 
     override fun toString(): String =
         "StealingStats(name=$name, state=$state, parallelism=$parallelism, threads=$threads, " +
@@ -73,5 +76,5 @@ public class StealingStats internal constructor(
             "steals=$steals/$stealAttempts, inlined=$inlined, helped=$helped, blockedJoins=$blockedJoins, " +
             "parks=$parks, unparks=$unparks, failed=$failed, cancelled=$cancelled, rejected=$rejected, " +
             "globalQueue=$globalQueueDepth, workerQueues=$workerQueueDepths, affinityPops=$affinityPops, " +
-            "affinityQueues=$affinityQueueDepths)"
+            "affinityQueues=$affinityQueueDepths, fairQueues=$fairQueues)"
 }

@@ -50,6 +50,7 @@ internal class WorkStealingPool(
         if (options.maxThreads != 0) options.maxThreads else minOf(parallelism + DEFAULT_EXTRA_THREADS, Ctl.MAX_THREADS)
 
     val global = GlobalQueue()
+    val fair = FairRotation()
     val idle = IdleControl(this)
     val globalCheckInterval = options.globalCheckInterval
 
@@ -222,6 +223,16 @@ internal class WorkStealingPool(
         idle.signalWork()
     }
 
+    /** A new fair queue in the rotation (closed at once if the pool is shut down). */
+    fun newFairQueue(name: String?, weight: Int): FairQueueDispatcher {
+        require(weight in 1..MAX_FAIR_WEIGHT) { "weight must be in 1..$MAX_FAIR_WEIGHT, was $weight" }
+        val q = FairQueueDispatcher(this, name ?: "fair-${fairQueueIds.incrementAndGet()}", weight)
+        fair.add(q) { isShutdown() }
+        return q
+    }
+
+    private val fairQueueIds = AtomicInteger()
+
     /** Whether any core worker's personal queue holds keyed work. */
     private fun hasPersonalWork(): Boolean {
         forEachWorker { if (it.personal?.hasWork() == true) return true }
@@ -236,7 +247,7 @@ internal class WorkStealingPool(
     fun hasVisibleWork(): Boolean {
         if (global.size() > 0) return true
         forEachWorker { if (!it.deque.isEmpty()) return true }
-        return false
+        return fair.hasWork()
     }
 
     /**
@@ -387,7 +398,8 @@ internal class WorkStealingPool(
     fun shutdown() {
         advanceRunState(SHUTDOWN)
         global.close()
-        if (!global.isDrained()) signalAfterPublish() // tasks queued: make sure a worker runs them
+        fair.closeAll()
+        if (!global.isDrained() || fair.hasWork()) signalAfterPublish() // tasks queued: make sure a worker runs them
         idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
         lock.withLock { tryTerminateLocked() }
         if (isTerminated()) monitor?.wakeToExit()
@@ -397,7 +409,9 @@ internal class WorkStealingPool(
     fun stop(): List<Runnable> {
         advanceRunState(STOP)
         global.close()
+        fair.closeAll()
         val unstarted = ArrayList<Runnable>()
+        fair.drainAll(unstarted)
         // Until drained, not just until poll() says null: a producer that claimed a slot
         // before the close is still writing its task, which must be handed back too.
         while (!global.isDrained()) {
@@ -521,6 +535,7 @@ internal class WorkStealingPool(
             blockedJoins = blockedJoins, parks = parks, unparks = wakeups, failed = failed, cancelled = cancelled,
             rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
             affinityPops = affinityPops, affinityQueueDepths = affinityDepths,
+            fairQueues = fair.queues().map { it.stats() },
             state = when (runState) {
                 RUNNING -> "running"; SHUTDOWN -> "shutting down"; STOP -> "stopping"; TIDYING -> "terminating"; else -> "terminated"
             },
@@ -528,6 +543,9 @@ internal class WorkStealingPool(
     }
 
     private companion object {
+        /** Largest fair-queue weight (keeps the rotation's ticket space small). */
+        const val MAX_FAIR_WEIGHT = 1000
+
         /** Default extra threads beyond `parallelism` (as ForkJoinPool's default maximum). */
         const val DEFAULT_EXTRA_THREADS = 256
 

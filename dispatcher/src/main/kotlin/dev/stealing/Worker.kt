@@ -10,7 +10,7 @@ import java.util.concurrent.locks.LockSupport
  *    task of its own deque, so neither outside work nor old local work starves under a LIFO
  *    stream of new local work;
  * 2. its own deque, newest first (LIFO: the child just forked runs next, on a warm cache);
- * 3. the global queue;
+ * 3. the global queue, then the fair queues ([FairRotation]: one task by weighted round-robin);
  * Keyed work ([StealingDispatcher.affinity]) waits in a core worker's personal queue, which
  * only that worker serves: before everything above for [AFFINITY_SWAP] tasks, after its own
  * deque and the global queue (but before stealing) for the next [AFFINITY_SWAP], and so on, so
@@ -196,13 +196,14 @@ internal class Worker(
             }
             if (++tick == pool.globalCheckInterval) {
                 tick = 0
-                (pollGlobal() ?: deque.pollOldest()?.also { localPops++ })?.let { return it }
+                (pollGlobal() ?: pool.fair.poll() ?: deque.pollOldest()?.also { localPops++ })?.let { return it }
             }
             deque.pop()?.let {
                 localPops++
                 return it
             }
             pollGlobal()?.let { return it }
+            pool.fair.poll()?.let { return it }
             if (personal != null) pollPersonal(personal)?.let { return it }
             val spinRounds = pool.options.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
@@ -277,6 +278,7 @@ internal class Worker(
                 k++
             }
             pollGlobal()?.let { return it }
+            pool.fair.poll()?.let { return it }
             if (!retry) return null
         }
     }

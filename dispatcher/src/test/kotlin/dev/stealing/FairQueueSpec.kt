@@ -1,0 +1,177 @@
+package dev.stealing
+
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.ints.shouldBeGreaterThan
+import io.kotest.matchers.ints.shouldBeLessThanOrEqual
+import io.kotest.matchers.longs.shouldBeGreaterThanOrEqual
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.yield
+import java.time.Duration
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.Executor
+import java.util.concurrent.RejectedExecutionException
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicIntegerArray
+
+/** What happened to batch A while batch B was served. */
+private class Behind(
+    /** A tasks completed from B's first submission to B's last completion. */
+    val during: Int,
+    /** A tasks still to run when B's first task was submitted. */
+    val leftAtStart: Int,
+)
+
+/** Batch A (100,000 short tasks) is under way when batch B (1,000) arrives. */
+private fun itemsOfABehindB(a: Executor, b: Executor): Behind {
+    val aDone = AtomicInteger()
+    val allA = CountDownLatch(100_000)
+    repeat(100_000) { a.execute { spin(2_000); aDone.incrementAndGet(); allA.countDown() } }
+    eventually(30_000) { aDone.get() >= 1_000 } shouldBe true // A is running
+    // Read A's progress inside B's last task, not after waking the test thread (which may take
+    // milliseconds on a busy machine while A keeps running).
+    val bLeft = AtomicInteger(1_000)
+    val aAtBEnd = AtomicInteger(-1)
+    val bDone = CountDownLatch(1)
+    val aAtStart = aDone.get()
+    repeat(1_000) {
+        b.execute {
+            spin(2_000)
+            if (bLeft.decrementAndGet() == 0) {
+                aAtBEnd.set(aDone.get())
+                bDone.countDown()
+            }
+        }
+    }
+    bDone.await(60, TimeUnit.SECONDS) shouldBe true
+    allA.await(60, TimeUnit.SECONDS) shouldBe true
+    return Behind(aAtBEnd.get() - aAtStart, 100_000 - aAtStart)
+}
+
+class FairQueueSpec : FunSpec({
+    test("a late small batch gets its fair share at once (weights 1:1), while a FIFO executor makes it wait for all of A") {
+        StealingDispatcher(2, "fair-ab").use { d ->
+            val fifo = itemsOfABehindB(d.executor, d.executor)
+            val a = d.fairQueue("A")
+            val b = d.fairQueue("B")
+            val fair = itemsOfABehindB(a.executor, b.executor)
+            println(
+                "A items run while B's 1,000 were served: fair 1:1 -> ${fair.during} of ${fair.leftAtStart} left, " +
+                    "FIFO -> ${fifo.during} of ${fifo.leftAtStart} left",
+            )
+            fair.leftAtStart shouldBeGreaterThan 10_000 // B really arrived behind a long backlog
+            fair.during shouldBeLessThanOrEqual 3_000 // 3 x its fair share (1,000 of A alongside B's 1,000)
+            fifo.during shouldBeGreaterThan fifo.leftAtStart * 95 / 100 // FIFO: B waited for (nearly) all of A
+            a.close(); b.close()
+        }
+    }
+
+    test("weights 1:3: the weight-3 batch gets three times the share") {
+        StealingDispatcher(2, "fair-13").use { d ->
+            val a = d.fairQueue("A", weight = 1)
+            val b = d.fairQueue("B", weight = 3)
+            val r = itemsOfABehindB(a.executor, b.executor)
+            println("A items run while B's 1,000 were served at weights 1:3 -> ${r.during}")
+            r.during shouldBeLessThanOrEqual 1_000 // 3 x its fair share (about 333 of A)
+            a.close(); b.close()
+        }
+    }
+
+    test("close: queued work still runs and the queue leaves the rotation; later work is rejected") {
+        StealingDispatcher(2, "fair-close").use { d ->
+            val q = d.fairQueue("closing")
+            val gate = CountDownLatch(1)
+            val ran = AtomicIntegerArray(1_000)
+            q.executor.execute { gate.await() }
+            q.executor.execute { gate.await() }
+            repeat(1_000) { i -> q.executor.execute { ran.incrementAndGet(i) } }
+            q.close()
+            shouldThrow<RejectedExecutionException> { q.executor.execute {} }.message shouldContain "closed"
+            d.pool.fair.size shouldBe 1 // still draining
+            gate.countDown()
+            eventually(10_000) { d.pool.fair.size == 0 } shouldBe true
+            for (i in 0 until 1_000) ran.get(i) shouldBe 1
+            d.stats().fairQueues shouldBe emptyList()
+        }
+    }
+
+    test("cancelPending discards the backlog, says how many, and cancels discarded coroutines") {
+        StealingDispatcher(1, "fair-discard", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
+            val q = d.fairQueue("discard")
+            val gate = CountDownLatch(1)
+            val ran = AtomicInteger()
+            d.executor.execute { gate.await() } // hold the only worker
+            repeat(500) { q.executor.execute { ran.incrementAndGet() } }
+            val forked = List(10) { d.fork { 1 } } // on the global queue, untouched
+            val scope = kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Job())
+            val coroutine = scope.launch(q) { ran.incrementAndGet() }
+            q.cancelPending() shouldBe 501
+            gate.countDown()
+            forked.forEach { it.get(10, TimeUnit.SECONDS) shouldBe 1 }
+            runBlocking { coroutine.join() }
+            coroutine.isCancelled shouldBe true
+            ran.get() shouldBe 0
+            d.pool.fair.size shouldBe 0
+        }
+    }
+
+    test("10,000 short-lived queues leave no trace in the rotation") {
+        StealingDispatcher(2, "fair-churn").use { d ->
+            val done = CountDownLatch(10_000 * 3)
+            repeat(10_000) { i ->
+                val q = d.fairQueue("q$i", weight = 1 + i % 5)
+                repeat(3) { q.executor.execute { done.countDown() } }
+                q.close()
+            }
+            done.await(30, TimeUnit.SECONDS) shouldBe true
+            eventually(10_000) { d.pool.fair.size == 0 } shouldBe true
+        }
+    }
+
+    test("coroutines resume on their fair queue: every step goes through it") {
+        StealingDispatcher(2, "fair-resume").use { d ->
+            val q = d.fairQueue("resume")
+            runBlocking { launch(q) { repeat(100) { yield() } }.join() }
+            val s = d.stats().fairQueues.single { it.name == "resume" }
+            s.executed shouldBeGreaterThanOrEqual 101 // the first dispatch and every resume after a yield
+            q.close()
+        }
+    }
+
+    test("an idle pool wakes for fair-queue work, every time") {
+        val parallelism = 3
+        StealingDispatcher(parallelism, "fair-wake", StealingOptions(spinRounds = 0, starvationInterval = Duration.ZERO)).use { d ->
+            val q = d.fairQueue()
+            repeat(300 * stressMultiplier) { round ->
+                val done = CountDownLatch(parallelism)
+                val barrier = java.util.concurrent.CyclicBarrier(parallelism)
+                // Needs every worker at once: a lost wake-up is a missing party.
+                repeat(parallelism) { q.executor.execute { barrier.await(30, TimeUnit.SECONDS); done.countDown() } }
+                if (!done.await(30, TimeUnit.SECONDS)) error("round $round hung: ${d.stats()}")
+                eventually(10_000) { d.stats().idleThreads == parallelism } shouldBe true
+            }
+            q.close()
+        }
+    }
+
+    test("pool close runs the fair work queued before it and rejects later work; bad weights are refused") {
+        val d = StealingDispatcher(2, "fair-pool-close")
+        val q = d.fairQueue("before-close")
+        val ran = AtomicInteger()
+        repeat(10_000) { q.executor.execute { ran.incrementAndGet() } }
+        d.close()
+        ran.get() shouldBe 10_000
+        shouldThrow<RejectedExecutionException> { q.executor.execute {} }
+        shouldThrow<RejectedExecutionException> { d.fairQueue("after").executor.execute {} }
+        shouldThrow<IllegalArgumentException> { d.fairQueue("w", weight = 0) }.message shouldBe "weight must be in 1..1000, was 0"
+    }
+})
+
+private fun spin(nanos: Long) {
+    val end = System.nanoTime() + nanos
+    while (System.nanoTime() < end) Thread.onSpinWait()
+}
