@@ -66,7 +66,7 @@ internal class IdleControl(private val pool: WorkStealingPool) {
                 val next = w.nextIdle // racy read is fine: a stale value fails the versioned CAS
                 if (cas(c, Ctl.withTop(c, next) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
                     if (claimPopped(w)) {
-                        activated(c)
+                        activated()
                         wake(w)
                         return
                     }
@@ -74,7 +74,7 @@ internal class IdleControl(private val pool: WorkStealingPool) {
                 }
             } else if (Ctl.live(c) < pool.maxThreads) {
                 if (cas(c, c + Ctl.LIVE_ONE + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                    activated(c)
+                    activated()
                     startWorkerOrUndo()
                     return
                 }
@@ -93,7 +93,7 @@ internal class IdleControl(private val pool: WorkStealingPool) {
             val c = ctl()
             if (Ctl.live(c) >= pool.parallelism) return false
             if (cas(c, c + Ctl.LIVE_ONE + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                activated(c)
+                activated()
                 return startWorkerOrUndo()
             }
         }
@@ -131,54 +131,73 @@ internal class IdleControl(private val pool: WorkStealingPool) {
      * then re-scan every queue and call [wakeSelf] if it finds work.
      */
     fun pushIdle(w: Worker) {
-        val searchingDelta = if (w.searching) Ctl.SEARCHING_ONE else 0L
-        w.searching = false
+        goIdle(w, onlyIfSurplus = false)
+    }
+
+    /**
+     * An extra worker whose thread is more than the pool needs, with an empty deque: goes idle
+     * without a re-scan, but only if at least `parallelism` other workers stay active (checked
+     * in the same CAS), so they will look at the queues before they sleep. False, and nothing
+     * changed, if the pool no longer has a surplus.
+     */
+    fun tryPushSurplus(w: Worker): Boolean = goIdle(w, onlyIfSurplus = true)
+
+    /**
+     * The deactivation S1 (docs/parking.md). [w]'s block state becomes INACTIVE first, so the
+     * starvation monitor can no longer presume it blocked; if the monitor already did (PRESUMED),
+     * it already took [w] out of `active`, and this does not do it twice.
+     */
+    private fun goIdle(w: Worker, onlyIfSurplus: Boolean): Boolean {
+        val previousBlockState = w.swapBlockState(Worker.INACTIVE)
+        check(previousBlockState == Worker.NOT_BLOCKED || previousBlockState == Worker.PRESUMED) {
+            "worker ${w.index} goes idle in block state $previousBlockState"
+        }
+        val counted = previousBlockState != Worker.PRESUMED
+        val uncount = (if (counted) Ctl.ACTIVE_ONE else 0L) + (if (w.searching) Ctl.SEARCHING_ONE else 0L)
+        // Surplus: the others still active once w is not must be at least parallelism.
+        fun noSurplus(c: Long) = onlyIfSurplus && Ctl.active(c) - (if (counted) 1 else 0) < pool.parallelism
         if (w.parkState() == Worker.RUNNING_ON_STACK) {
-            addCtl(-Ctl.ACTIVE_ONE - searchingDelta)
-            if (w.casParkState(Worker.RUNNING_ON_STACK, Worker.IDLE)) {
-                VarHandle.fullFence() // Dekker fence, as below
-                return
+            while (true) {
+                val c = ctl()
+                if (noSurplus(c)) {
+                    w.setBlockState(previousBlockState)
+                    return false
+                }
+                // The version bump keeps ctl from ever returning to an earlier value (allIdle).
+                if (cas(c, c - uncount + Ctl.VERSION_ONE)) break
             }
-            push(w, 0L) // a popper unlinked the node meanwhile (state RUNNING): push again, counts done
+            w.searching = false
+            if (!w.casParkState(Worker.RUNNING_ON_STACK, Worker.IDLE)) {
+                push(w) // a popper unlinked the node meanwhile (state RUNNING): push it again, counts done
+            }
         } else {
-            push(w, -Ctl.ACTIVE_ONE - searchingDelta)
+            w.setParkState(Worker.IDLE) // before the node is reachable: poppers claim it from IDLE
+            while (true) {
+                val c = ctl()
+                if (noSurplus(c)) {
+                    w.setParkState(Worker.RUNNING) // never reachable: the CAS below did not happen
+                    w.setBlockState(previousBlockState)
+                    return false
+                }
+                w.nextIdle = Ctl.top(c) // plain: published by the CAS below
+                if (cas(c, Ctl.withTop(c, w.index + 1) - uncount)) break
+            }
+            w.searching = false
         }
         // Dekker fence: the push above must be visible before the sleeper's re-scan reads the
         // queues. Pairs with the fullFence a producer issues between publishing work and
         // reading ctl in signalWork().
         VarHandle.fullFence()
+        return true
     }
 
-    private fun push(w: Worker, countsDelta: Long) {
+    private fun push(w: Worker) {
         w.setParkState(Worker.IDLE) // before the node is reachable: poppers claim it from IDLE
         while (true) {
             val c = ctl()
             w.nextIdle = Ctl.top(c) // plain: published by the CAS below
-            if (cas(c, Ctl.withTop(c, w.index + 1) + countsDelta)) return
+            if (cas(c, Ctl.withTop(c, w.index + 1))) return
         }
-    }
-
-    /**
-     * An extra worker whose thread is more than the pool needs: goes idle without a re-scan, if
-     * more than `parallelism` workers are still active (so at least `parallelism` others will
-     * look at the queues before they sleep). False if the pool no longer has a surplus.
-     */
-    fun tryPushSurplus(w: Worker): Boolean {
-        if (w.parkState() != Worker.RUNNING) return false // rare: keep the simple path
-        w.setParkState(Worker.IDLE)
-        val searchingDelta = if (w.searching) Ctl.SEARCHING_ONE else 0L
-        while (true) {
-            val c = ctl()
-            if (Ctl.active(c) <= pool.parallelism) {
-                w.setParkState(Worker.RUNNING) // not reachable: the CAS below never happened
-                return false
-            }
-            w.nextIdle = Ctl.top(c)
-            if (cas(c, Ctl.withTop(c, w.index + 1) - Ctl.ACTIVE_ONE - searchingDelta)) break
-        }
-        w.searching = false
-        VarHandle.fullFence() // before the caller's check of its own affinity queue
-        return true
     }
 
     /**
@@ -193,23 +212,21 @@ internal class IdleControl(private val pool: WorkStealingPool) {
             if (Ctl.top(c) == w.index + 1) {
                 if (cas(c, Ctl.withTop(c, w.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
                     w.setParkState(Worker.RUNNING) // popped by itself: no one else claims it
-                    w.searching = true
-                    activated(c)
-                    return
+                    break
                 }
             } else {
-                val before = addCtl(Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)
+                addCtl(Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE + Ctl.VERSION_ONE)
                 if (!w.casParkState(Worker.IDLE, Worker.RUNNING_ON_STACK)) {
                     // A popper claimed w meanwhile and counted it: undo ours.
                     addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
                     check(w.parkState() == Worker.RUNNING) { "worker ${w.index}: bad park state ${w.parkState()}" }
-                } else {
-                    activated(before)
                 }
-                w.searching = true
-                return
+                break
             }
         }
+        w.searching = true
+        w.setBlockState(Worker.NOT_BLOCKED) // counted again (by itself or by its claimer)
+        activated()
     }
 
     /**
@@ -224,9 +241,10 @@ internal class IdleControl(private val pool: WorkStealingPool) {
 
     /** A running worker leaves the pool (shutdown): it stops counting as live and active. */
     fun exitRunning(w: Worker) {
+        val counted = w.swapBlockState(Worker.INACTIVE) != Worker.PRESUMED
         val searchingDelta = if (w.searching) Ctl.SEARCHING_ONE else 0L
         w.searching = false
-        addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - searchingDelta)
+        addCtl(-Ctl.LIVE_ONE - (if (counted) Ctl.ACTIVE_ONE else 0L) - searchingDelta)
     }
 
     /**
@@ -245,12 +263,17 @@ internal class IdleControl(private val pool: WorkStealingPool) {
 
     /** The worker left its blocking region: it counts as active again. */
     fun endBlocking() {
-        activated(addCtl(Ctl.ACTIVE_ONE))
+        addCtl(Ctl.ACTIVE_ONE)
+        activated()
     }
 
-    /** After a transition that made a worker active from the word [before]: the monitor must run. */
-    private fun activated(before: Long) {
-        if (Ctl.active(before) == 0) pool.monitor?.onPoolActive()
+    /**
+     * After every transition that made a worker active: the monitor must be watching. (Not only
+     * on 0 -> 1: a popper's count that it is about to undo can hide that transition.) One
+     * volatile read when the monitor is awake.
+     */
+    private fun activated() {
+        pool.monitor?.onPoolActive()
     }
 
     /** Pops and wakes every idle worker (shutdown). */
@@ -261,22 +284,32 @@ internal class IdleControl(private val pool: WorkStealingPool) {
             if (top == 0) return
             val w = pool.workerAt(top - 1)
             if (cas(c, Ctl.withTop(c, w.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                if (claimPopped(w)) wake(w) else addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
+                if (claimPopped(w)) {
+                    activated()
+                    wake(w)
+                } else {
+                    addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
+                }
             }
         }
     }
 
     /**
      * Whether [liveWorkers] workers (every live one) are idle on the stack, none is active and
-     * none searching, from a consistent snapshot: the stack is walked between two reads of ctl
-     * that must be equal (the version makes that exact; a worker that wakes in place adds to
-     * `active` first, so it cannot hide between the reads).
+     * none searching, and [nothingQueued] holds, from a consistent snapshot: the stack is walked
+     * and the queues checked between two reads of ctl that must be equal (pushes and pops bump
+     * the version; a wake in place and its re-idling bump it too).
      */
-    fun allIdle(liveWorkers: Int): Boolean {
+    fun allIdle(liveWorkers: Int, nothingQueued: () -> Boolean): Boolean {
         while (true) {
             val c = ctl()
             val n = idleOnStack(c)
-            if (ctl() == c) return Ctl.searching(c) == 0 && Ctl.active(c) == 0 && n == liveWorkers
+            val idle = Ctl.searching(c) == 0 && Ctl.active(c) == 0 && n == liveWorkers
+            // Queues are checked inside the snapshot: with every worker idle throughout and
+            // ctl unchanged (every transition changes it for good: counts or version), nobody
+            // could publish or take work meanwhile.
+            val empty = idle && nothingQueued()
+            if (ctl() == c) return empty
         }
     }
 

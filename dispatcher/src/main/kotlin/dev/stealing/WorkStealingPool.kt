@@ -45,6 +45,11 @@ internal class WorkStealingPool(
         }
     }
 
+    /** [StealingOptions.keepAlive] in nanoseconds; Long.MAX_VALUE (never retire) if longer than ~70 years. */
+    val keepAliveNanos: Long = options.keepAlive.let {
+        if (it.seconds >= Long.MAX_VALUE / 4 / 1_000_000_000) Long.MAX_VALUE else it.toNanos()
+    }
+
     /** Most worker threads alive at once: `parallelism` plus extras for blocked workers. */
     val maxThreads: Int =
         if (options.maxThreads != 0) options.maxThreads else minOf(parallelism + DEFAULT_EXTRA_THREADS, Ctl.MAX_THREADS)
@@ -269,8 +274,9 @@ internal class WorkStealingPool(
     /** Under [lock]: moves a shut-down pool with nothing queued and every live worker idle to TIDYING. */
     private fun quiesceLocked(): Boolean {
         if (runState != SHUTDOWN || !global.isDrained() || hasVisibleWork()) return false
-        if (outsideKeyedOffers.get() != 0 || hasPersonalWork()) return false
-        if (!idle.allIdle(liveWorkers)) return false
+        if (!idle.allIdle(liveWorkers) { !hasVisibleWork() && outsideKeyedOffers.get() == 0 && !hasPersonalWork() }) {
+            return false
+        }
         runState = TIDYING
         return true
     }
@@ -307,7 +313,13 @@ internal class WorkStealingPool(
             }
             throw e
         }
-        if (monitor != null && w.index == 0) monitor.startOnce()
+        if (monitor != null && w.index == 0) {
+            try {
+                monitor.startOnce()
+            } catch (e: Throwable) { // the worker runs; only detection is lost
+                reportFailure(Runnable { }, IllegalStateException("$name: cannot start the starvation monitor", e))
+            }
+        }
         if (w.isExtra) {
             val event = ThreadInjectionEvent()
             if (event.isEnabled) {
@@ -376,7 +388,10 @@ internal class WorkStealingPool(
         return true
     }
 
-    /** [w] finished the task it was presumed blocked in. */
+    /**
+     * [w] finished a task while presumed blocked (the task it was presumed blocked in, or the
+     * presumption landed just after that task ended: either way it is running, so count it).
+     */
     fun endPresumedBlocking(w: Worker) {
         w.blockState = Worker.NOT_BLOCKED // only w moves its state out of PRESUMED
         idle.endBlocking()

@@ -64,14 +64,18 @@ internal class Worker(
     private var affinityTick = 0
 
     /**
-     * NOT_BLOCKED, MARKED (inside a blocking region: it does not count as active) or PRESUMED
-     * (the starvation monitor found it stuck in a task and uncounted it; cleared, and counted
-     * again, when the task ends). Written by this worker, and by the monitor with a CAS from
+     * NOT_BLOCKED, MARKED (inside a blocking region: it does not count as active), PRESUMED (the
+     * starvation monitor found it stuck in a task and uncounted it; cleared, and counted again,
+     * when the task ends or when the worker goes idle without counting itself out twice) or
+     * INACTIVE (idle or exiting: not counted, so the monitor's CAS from NOT_BLOCKED cannot
+     * uncount it again). Written by this worker, and by the monitor only with a CAS from
      * NOT_BLOCKED to PRESUMED.
      */
     @Volatile @JvmField var blockState = NOT_BLOCKED
 
     fun casBlockState(expected: Int, state: Int): Boolean = BLOCK_STATE.compareAndSet(this, expected, state)
+    fun swapBlockState(state: Int): Int = BLOCK_STATE.getAndSet(this, state) as Int
+    fun setBlockState(state: Int) { blockState = state }
 
     /** Owner only: nesting depth of blocking regions; only the outermost one is counted. */
     @JvmField var blockingDepth = 0
@@ -181,7 +185,9 @@ internal class Worker(
     private fun findTask(): Runnable? {
         while (true) {
             if (pool.isStopping()) return null
-            if (isExtra && pool.idle.tryPushSurplus(this)) {
+            // Only with an empty deque: nobody re-scans for a surplus worker, and a retired one's
+            // slot may be reused, so what it left queued would be stranded.
+            if (isExtra && deque.isEmpty() && pool.idle.tryPushSurplus(this)) {
                 if (pool.isShutdown()) pool.tryQuiesce() // it may be the last worker to go idle
                 if (!sleep()) return null
                 continue
@@ -330,13 +336,14 @@ internal class Worker(
     private fun sleep(): Boolean {
         if (parkState() != IDLE) { // already claimed by a waker, who counted it as searching
             searching = true
+            blockState = NOT_BLOCKED
             return true
         }
         parks++
         val event = ParkEvent()
         event.begin()
-        val keepAlive = pool.options.keepAlive.toNanos()
-        val deadline = if (isExtra) System.nanoTime() + keepAlive else 0L
+        val timed = isExtra && pool.keepAliveNanos != Long.MAX_VALUE
+        val deadline = if (timed) System.nanoTime() + pool.keepAliveNanos else 0L
         while (parkState() == IDLE) {
             // Keyed work for this worker: its producer unparks it without claiming it (only this
             // worker can run it), so it wakes itself. Pairs with offerPersonal's fence + read of
@@ -345,7 +352,7 @@ internal class Worker(
                 pool.idle.wakeSelf(this)
                 break
             }
-            if (!isExtra) {
+            if (!timed) {
                 LockSupport.park(pool)
             } else {
                 val left = deadline - System.nanoTime()
@@ -364,7 +371,8 @@ internal class Worker(
             event.worker = index
             event.commit()
         }
-        searching = true // whoever claimed this worker counted it as searching
+        searching = true // whoever claimed this worker counted it as searching (or it woke itself)
+        blockState = NOT_BLOCKED
         return true
     }
 
@@ -391,6 +399,7 @@ internal class Worker(
         const val NOT_BLOCKED = 0
         const val MARKED = 1
         const val PRESUMED = 2
+        const val INACTIVE = 3
 
         private val PARK_STATE = fieldHandle(Worker::class.java, "parkState", Int::class.javaPrimitiveType!!)
         private val BLOCK_STATE = fieldHandle(Worker::class.java, "blockState", Int::class.javaPrimitiveType!!)
