@@ -137,12 +137,19 @@ public class StealingDispatcher private constructor(
         if (pool.currentWorker() == null) pool.joinAll()
     }
 
-    /** `name[parallelism = n, threads = t, queued = q, executed = e, steals = s]`, or `StealingDispatcher.Default`. */
+    /**
+     * A one-line summary in the style of kotlinx's scheduler, e.g.
+     * `compute[parallelism = 2, threads = 3 (idle 1, blocked 1), state = running, queued = 5
+     * (global 2, local [1, 2], keyed [0, 0], fair 0), executed = 1200, steals = 40, injected = 1]`,
+     * or `StealingDispatcher.Default`.
+     */
     override fun toString(): String {
         if (shared) return "StealingDispatcher.Default"
         val s = pool.stats()
-        return "${pool.name}[parallelism = ${pool.parallelism}, threads = ${s.threads}, state = ${s.state}, " +
-            "queued = ${s.queuedTasks}, executed = ${s.executed}, steals = ${s.steals}]"
+        return "${pool.name}[parallelism = ${pool.parallelism}, threads = ${s.threads} (idle ${s.idleThreads}, " +
+            "blocked ${s.blockedThreads}), state = ${s.state}, queued = ${s.queuedTasks} (global ${s.globalQueueDepth}, " +
+            "local ${s.workerQueueDepths}, keyed ${s.affinityQueueDepths}, fair ${s.fairQueues.sumOf { it.depth }}), " +
+            "executed = ${s.executed}, steals = ${s.steals}, injected = ${s.injectedThreads}]"
     }
 
     /**

@@ -129,6 +129,29 @@ class InlineSpec : FunSpec({
             TRACE.get() shouldBe null
         }
     }
+
+    test("a ThreadContextElement is installed on affinity and fair-queue views across suspensions, and removed after") {
+        StealingDispatcher(2, "view-context").use { d ->
+            val fair = d.fairQueue("ctx")
+            for (view in listOf(d.affinity("k"), fair)) {
+                runBlocking {
+                    withContext(view + TraceElement("on-view")) {
+                        TRACE.get() shouldBe "on-view"
+                        kotlinx.coroutines.yield()
+                        TRACE.get() shouldBe "on-view" // re-installed on the resumed step
+                        kotlinx.coroutines.delay(1)
+                        TRACE.get() shouldBe "on-view"
+                        val child = async(TraceElement("child")) { TRACE.get() }
+                        child.awaitInline() shouldBe "child"
+                        TRACE.get() shouldBe "on-view"
+                    }
+                }
+            }
+            // The workers are clean afterwards: a plain task sees no trace id.
+            repeat(4) { d.executor.submit<String?> { TRACE.get() }.get() shouldBe null }
+            fair.close()
+        }
+    }
 })
 
 /** A thread-local "trace id" carried by a [ThreadContextElement], as MDC or tracing contexts are. */
