@@ -1,0 +1,123 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldStartWith
+import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitAll
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+import java.io.File
+import java.nio.file.Files
+import java.nio.file.Path
+import java.time.Duration
+
+// Every Kotlin snippet of README.md, verbatim between the `// README:` markers, so the README
+// cannot drift from the API. (The Java snippet is samples/.../ReadmeJava.java, run by the build.)
+
+// README: await-inline
+suspend fun fib(n: Int): Int = if (n < 2) n else coroutineScope {
+    val left = async { fib(n - 1) }
+    fib(n - 2) + left.awaitInline() // still queued on this worker? then it runs right here
+}
+// README: end
+
+// README: affinity
+class Accounts(private val pool: StealingDispatcher, size: Int) {
+    private val balances = LongArray(size) // no lock: each account is only touched by one thread
+
+    suspend fun deposit(account: Int, amount: Long) =
+        withContext(pool.affinity(account)) { balances[account] += amount }
+
+    suspend fun balance(account: Int): Long = withContext(pool.affinity(account)) { balances[account] }
+}
+// README: end
+
+// README: blocking
+suspend fun loadConfig(path: Path): String = blocking { Files.readString(path) } // another thread may run meanwhile
+// README: end
+
+class ReadmeSpec : FunSpec({
+    test("every kotlin and java code block of README.md is one of the snippets compiled and run here") {
+        val readme = File("../README.md").readText()
+        val blocks = Regex("```(kotlin|java)\n(.*?)```", RegexOption.DOT_MATCHES_ALL).findAll(readme)
+            .map { it.groupValues[2].trimIndent().trim() }.toList()
+        val sources = File("src/test/kotlin/dev/stealing/ReadmeSpec.kt").readText() +
+            File("../samples/src/main/java/dev/stealing/samples/ReadmeJava.java").readText()
+        val snippets = Regex("// README: [a-z-]+\n(.*?)\n[ \t]*// README: end", RegexOption.DOT_MATCHES_ALL)
+            .findAll(sources).map { it.groupValues[1].trimIndent().trim() }.toSet()
+        (blocks.size >= 9) shouldBe true
+        blocks.filter { it !in snippets } shouldBe emptyList()
+    }
+
+    test("shared pool and isolated pools") {
+        runBlocking {
+            // README: shared
+            val squares = withContext(StealingDispatcher) { (1..100).map { async { it * it } }.awaitAll().sum() }
+            // README: end
+            squares shouldBe 338_350
+            // README: isolated
+            val total = StealingDispatcher(parallelism = 4, name = "compute").use { pool ->
+                withContext(pool) { (1..1_000).map { async { it.toLong() } }.awaitAll().sum() }
+            } // close(): stops intake, runs what was queued, joins the threads
+            // README: end
+            total shouldBe 500_500L
+            withContext(StealingDispatcher) { fib(20) } shouldBe 6765
+        }
+    }
+
+    test("affinity") {
+        StealingDispatcher(parallelism = 2, name = "bank").use { pool ->
+            val accounts = Accounts(pool, 100)
+            runBlocking {
+                coroutineScope { repeat(10_000) { i -> launch(pool) { accounts.deposit(i % 100, 1) } } }
+                (0 until 100).sumOf { accounts.balance(it) } shouldBe 10_000L
+            }
+        }
+    }
+
+    test("fair queues") {
+        StealingDispatcher(parallelism = 2, name = "server").use { pool ->
+            val results = java.util.concurrent.ConcurrentLinkedQueue<String>()
+            runBlocking {
+                // README: fair
+                val reports = pool.fairQueue("reports")                 // a big batch
+                val clicks = pool.fairQueue("clicks", weight = 3)       // 3x the share while both have work
+                coroutineScope {
+                    repeat(10_000) { launch(reports) { results += "report $it" } }
+                    repeat(100) { launch(clicks) { results += "click $it" } } // served at once, not after the reports
+                }
+                reports.close(); clicks.close()                         // they leave the rotation once drained
+                // README: end
+            }
+            results.size shouldBe 10_100
+        }
+    }
+
+    test("blocking, options and stats") {
+        val file = Files.createTempFile("readme", ".conf")
+        try {
+            Files.writeString(file, "threads=4")
+            // README: options
+            val pool = StealingDispatcher(
+                parallelism = 4,
+                name = "compute",
+                options = StealingOptions(daemon = false, maxThreads = 64, keepAlive = Duration.ofSeconds(30)),
+            )
+            // README: end
+            pool.use {
+                runBlocking { withContext(pool) { loadConfig(file) } } shouldBe "threads=4"
+                // README: stats
+                println(pool.stats())   // StealingStats(name=compute, state=running, parallelism=4, threads=1, ...)
+                println(pool)           // compute[parallelism = 4, threads = 1 (idle 1, blocked 0), ...]
+                // README: end
+                pool.stats().toString() shouldStartWith "StealingStats(name=compute"
+                pool.toString() shouldStartWith "compute[parallelism = 4"
+            }
+        } finally {
+            Files.deleteIfExists(file)
+        }
+    }
+})
