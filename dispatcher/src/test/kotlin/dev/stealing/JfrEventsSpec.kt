@@ -42,6 +42,36 @@ class JfrEventsSpec : FunSpec({
         seen shouldContainAll names
     }
 
+    test("a JFR recording contains thread injection and retirement events") {
+        val names = listOf("dev.stealing.ThreadInjection", "dev.stealing.ThreadRetirement")
+        val file = Files.createTempFile("stealing-inject", ".jfr")
+        Recording().use { recording ->
+            names.forEach { recording.enable(it).withThreshold(java.time.Duration.ZERO) }
+            recording.start()
+            val options = StealingOptions(keepAlive = java.time.Duration.ofMillis(50), starvationInterval = java.time.Duration.ZERO)
+            StealingDispatcher(1, "jfr-inject", options).use { d ->
+                // Two tasks that need each other on one worker: the marked wait injects a thread.
+                val both = CountDownLatch(2)
+                val tasks = List(2) {
+                    d.executor.submit {
+                        both.countDown()
+                        StealingDispatcher.managedBlock(object : java.util.concurrent.ForkJoinPool.ManagedBlocker {
+                            override fun block(): Boolean { both.await(); return true }
+                            override fun isReleasable(): Boolean = both.count == 0L
+                        })
+                    }
+                }
+                tasks.forEach { it.get(10, TimeUnit.SECONDS) }
+                eventually(10_000) { d.stats().retiredThreads >= 1 } shouldBe true
+            }
+            recording.stop()
+            recording.dump(file)
+        }
+        val seen = RecordingFile.readAllEvents(file).map { it.eventType.name }.toSet()
+        Files.deleteIfExists(file)
+        seen shouldContainAll names
+    }
+
     test("the events carry the pool's name and show up under the category 'Stealing Dispatcher'") {
         val type = jdk.jfr.EventType.getEventType(StealEvent::class.java)
         type.categoryNames shouldBe listOf("Stealing Dispatcher")
