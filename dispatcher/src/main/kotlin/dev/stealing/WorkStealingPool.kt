@@ -531,7 +531,7 @@ internal class WorkStealingPool(
         val affinityDepths = ArrayList<Int>()
         forEachWorker { w ->
             if (w.parkState() == Worker.RETIRED || w.parkState() == Worker.RETIRED_ON_STACK) return@forEachWorker
-            if (w.blockState != Worker.NOT_BLOCKED) blocked++
+            if (w.blockState == Worker.MARKED || w.blockState == Worker.PRESUMED) blocked++
             w.personal?.let { affinityDepths += it.size() }
             affinityPops += w.affinityPops
             executed += w.executed; localPops += w.localPops; globalPops += w.globalPops

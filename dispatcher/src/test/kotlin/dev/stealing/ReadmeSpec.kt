@@ -113,6 +113,7 @@ class ReadmeSpec : FunSpec({
                 println(pool.stats())   // StealingStats(name=compute, state=running, parallelism=4, threads=1, ...)
                 println(pool)           // compute[parallelism = 4, threads = 1 (idle 1, blocked 0), ...]
                 // README: end
+                pool.stats().blockedThreads shouldBe 0 // the blocking region is over
                 pool.stats().toString() shouldStartWith "StealingStats(name=compute"
                 pool.toString() shouldStartWith "compute[parallelism = 4"
             }
