@@ -149,7 +149,8 @@ public class StealingDispatcher private constructor(
         return "${pool.name}[parallelism = ${pool.parallelism}, threads = ${s.threads} (idle ${s.idleThreads}, " +
             "blocked ${s.blockedThreads}), state = ${s.state}, queued = ${s.queuedTasks} (global ${s.globalQueueDepth}, " +
             "local ${s.workerQueueDepths}, keyed ${s.affinityQueueDepths}, fair ${s.fairQueues.sumOf { it.depth }}), " +
-            "executed = ${s.executed}, steals = ${s.steals}, injected = ${s.injectedThreads}]"
+            "executed = ${s.executed}, steals = ${s.steals}, injected = ${s.injectedThreads}" +
+            (if (pool.options.pinThreads) ", pinning = ${s.pinning}]" else "]")
     }
 
     /**

@@ -41,6 +41,10 @@ import java.time.Duration
  *   default, capped at 2047.
  * @property keepAlive how long an extra thread stays idle before it retires (default 60 s, as
  *   ForkJoinPool and kotlinx's scheduler). Core workers never retire.
+ * @property pinThreads whether each core worker pins its thread to one CPU of the set the
+ *   process may use (worker i to the i-th), through `net.openhft:affinity`, which must then be on
+ *   the class path; default false. Where the OS or container does not allow it, the pool runs
+ *   unpinned and [StealingStats.pinning] says why. Extra threads are never pinned.
  * @property starvationInterval how often the pool checks for workers stuck in a task while
  *   work waits (default 100 ms); one found stuck in a waiting state is compensated for by
  *   another thread, one that stays RUNNABLE only after 10 intervals. [Duration.ZERO] turns
@@ -57,6 +61,7 @@ public class StealingOptions(
     public val maxThreads: Int = 0,
     public val keepAlive: Duration = Duration.ofSeconds(60),
     public val starvationInterval: Duration = Duration.ofMillis(100),
+    public val pinThreads: Boolean = false,
 ) {
     init {
         require(spinRounds >= 0) { "spinRounds must be >= 0, was $spinRounds" }
@@ -68,6 +73,9 @@ public class StealingOptions(
         require(maxThreads in 0..Ctl.MAX_THREADS) { "maxThreads must be in 0..${Ctl.MAX_THREADS}, was $maxThreads" }
         require(!keepAlive.isNegative && !keepAlive.isZero) { "keepAlive must be positive, was $keepAlive" }
         require(!starvationInterval.isNegative) { "starvationInterval must be >= 0, was $starvationInterval" }
+        require(!pinThreads || isCpuPinningPresent()) {
+            "pinThreads = true needs net.openhft:affinity on the class path"
+        }
         require(!propagateContext || isContextPropagationPresent()) {
             "propagateContext = true needs io.micrometer:context-propagation on the class path"
         }
@@ -107,6 +115,9 @@ public class StealingOptions(
     public fun withStarvationInterval(starvationInterval: Duration): StealingOptions =
         copy(starvationInterval = starvationInterval)
 
+    /** A copy with [pinThreads] replaced. */
+    public fun withPinThreads(pinThreads: Boolean): StealingOptions = copy(pinThreads = pinThreads)
+
     private fun copy(
         daemon: Boolean = this.daemon,
         exceptionHandler: TaskExceptionHandler? = this.exceptionHandler,
@@ -118,16 +129,17 @@ public class StealingOptions(
         maxThreads: Int = this.maxThreads,
         keepAlive: Duration = this.keepAlive,
         starvationInterval: Duration = this.starvationInterval,
+        pinThreads: Boolean = this.pinThreads,
     ) = StealingOptions(
         daemon, exceptionHandler, spinRounds, globalCheckInterval, initialDequeCapacity, maxInlineDepth, propagateContext,
-        maxThreads, keepAlive, starvationInterval,
+        maxThreads, keepAlive, starvationInterval, pinThreads,
     )
 
     override fun toString(): String =
         "StealingOptions(daemon=$daemon, exceptionHandler=$exceptionHandler, spinRounds=$spinRounds, " +
             "globalCheckInterval=$globalCheckInterval, initialDequeCapacity=$initialDequeCapacity, " +
             "maxInlineDepth=$maxInlineDepth, propagateContext=$propagateContext, maxThreads=$maxThreads, " +
-            "keepAlive=$keepAlive, starvationInterval=$starvationInterval)"
+            "keepAlive=$keepAlive, starvationInterval=$starvationInterval, pinThreads=$pinThreads)"
 
     public companion object {
         /** The defaults. */

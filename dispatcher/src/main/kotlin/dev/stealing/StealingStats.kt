@@ -32,6 +32,8 @@ package dev.stealing
  * @property workerQueueDepths tasks waiting in each started worker's deque.
  * @property affinityPops keyed tasks workers took from their personal (affinity) queues.
  * @property affinityQueueDepths keyed tasks waiting in each core worker's personal queue.
+ * @property pinning CPU pinning of core workers ([StealingOptions.pinThreads]): `off`,
+ *   `on: CPUs [...]`, or why it did not take (the pool then runs unpinned).
  * @property fairQueues each fair queue still in the rotation: name, weight, depth, executed.
  * @property state `running`, `shutting down`, `stopping` or `terminated`.
  */
@@ -63,6 +65,7 @@ public class StealingStats internal constructor(
     public val affinityPops: Long,
     public val affinityQueueDepths: List<Int>,
     public val fairQueues: List<FairQueueStats>,
+    public val pinning: String,
     public val state: String,
 ) {
     /** Tasks queued anywhere in the pool. */
@@ -76,5 +79,5 @@ public class StealingStats internal constructor(
             "steals=$steals/$stealAttempts, inlined=$inlined, helped=$helped, blockedJoins=$blockedJoins, " +
             "parks=$parks, unparks=$unparks, failed=$failed, cancelled=$cancelled, rejected=$rejected, " +
             "globalQueue=$globalQueueDepth, workerQueues=$workerQueueDepths, affinityPops=$affinityPops, " +
-            "affinityQueues=$affinityQueueDepths, fairQueues=$fairQueues)"
+            "affinityQueues=$affinityQueueDepths, fairQueues=$fairQueues, pinning=$pinning)"
 }

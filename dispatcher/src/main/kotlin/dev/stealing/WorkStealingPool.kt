@@ -238,6 +238,30 @@ internal class WorkStealingPool(
 
     private val fairQueueIds = AtomicInteger()
 
+    @Volatile private var pinningFailure: String? = null
+
+    /** With [StealingOptions.pinThreads]: the CPUs the creating thread may use, read once. */
+    val pinnableCpus: java.util.BitSet? =
+        if (!options.pinThreads) null else try { CpuPinning.allowedCpus() } catch (e: Throwable) { java.util.BitSet() }
+
+    /** A core worker could not pin its thread ([StealingOptions.pinThreads]). */
+    fun pinningFailed(e: Throwable) {
+        pinningFailure = e.message ?: e.toString()
+    }
+
+    /** `off`, or which core workers are pinned to which CPUs, or why pinning did not take. */
+    private fun pinningSummary(): String {
+        if (!options.pinThreads) return "off"
+        val cpus = ArrayList<Int>()
+        forEachWorker { if (!it.isExtra && it.pinnedCpu >= 0) cpus += it.pinnedCpu }
+        val failure = pinningFailure
+        return when {
+            failure != null && cpus.isEmpty() -> "off (not allowed: $failure)"
+            failure != null -> "partial: CPUs $cpus (${cpus.size} of $parallelism; $failure)"
+            else -> "on: CPUs $cpus"
+        }
+    }
+
     /** Whether any core worker's personal queue holds keyed work. */
     private fun hasPersonalWork(): Boolean {
         forEachWorker { if (it.personal?.hasWork() == true) return true }
@@ -551,6 +575,7 @@ internal class WorkStealingPool(
             rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
             affinityPops = affinityPops, affinityQueueDepths = affinityDepths,
             fairQueues = fair.queues().map { it.stats() },
+            pinning = pinningSummary(),
             state = when (runState) {
                 RUNNING -> "running"; SHUTDOWN -> "shutting down"; STOP -> "stopping"; TIDYING -> "terminating"; else -> "terminated"
             },

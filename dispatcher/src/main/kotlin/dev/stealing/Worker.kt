@@ -122,7 +122,17 @@ internal class Worker(
     /** Owner only: set when this worker left the pool by retiring (already uncounted). */
     private var retired = false
 
+    /** The CPU this core worker is pinned to ([StealingOptions.pinThreads]), or -1. */
+    @Volatile @JvmField var pinnedCpu = -1
+
     override fun run() {
+        if (pool.options.pinThreads && !isExtra) {
+            try {
+                pinnedCpu = CpuPinning.pinCurrentThread(index, pool.pinnableCpus!!)
+            } catch (e: Throwable) { // the pool runs unpinned; stats() says why
+                pool.pinningFailed(e)
+            }
+        }
         try {
             while (true) {
                 val task = findTask() ?: break

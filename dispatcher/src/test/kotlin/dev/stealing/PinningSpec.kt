@@ -1,0 +1,45 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
+import io.kotest.matchers.string.shouldStartWith
+import net.openhft.affinity.Affinity
+import java.util.BitSet
+import java.util.concurrent.Callable
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+
+class PinningSpec : FunSpec({
+    test("pinThreads: each core worker runs on its own CPU where the OS allows it, and the pool runs either way") {
+        val allowed = Affinity.getAffinity() // this process's CPU set (empty: no native support)
+        StealingDispatcher(2, "pinned", StealingOptions(pinThreads = true)).use { d ->
+            // One task per worker at once, each reporting its thread's CPU set.
+            val both = CountDownLatch(2)
+            val sets = List(2) {
+                d.executor.submit(Callable {
+                    both.countDown()
+                    both.await(10, TimeUnit.SECONDS)
+                    (Thread.currentThread() as Worker).pinnedCpu to Affinity.getAffinity()
+                })
+            }.map { it.get(10, TimeUnit.SECONDS) }
+            val pinning = d.stats().pinning
+            println("pinning: $pinning (process CPUs $allowed)")
+            if (allowed.cardinality() >= 2) {
+                pinning shouldStartWith "on: CPUs"
+                for ((cpu, set) in sets) set shouldBe BitSet().apply { set(cpu) }
+                sets.map { it.first }.toSet().size shouldBe 2 // two workers, two CPUs
+                d.toString() shouldContain "pinning = on"
+            } else {
+                pinning shouldStartWith "off (not allowed" // and yet every task ran
+            }
+        }
+    }
+
+    test("pinning is off by default and says so") {
+        StealingDispatcher(1, "unpinned").use { d ->
+            d.executor.submit(Callable { (Thread.currentThread() as Worker).pinnedCpu }).get() shouldBe -1
+            d.stats().pinning shouldBe "off"
+        }
+    }
+})
