@@ -154,8 +154,3 @@ class AffinitySpec : FunSpec({
         }
     }
 })
-
-private fun spin(nanos: Long) {
-    val end = System.nanoTime() + nanos
-    while (System.nanoTime() < end) Thread.onSpinWait()
-}

@@ -170,8 +170,3 @@ class FairQueueSpec : FunSpec({
         shouldThrow<IllegalArgumentException> { d.fairQueue("w", weight = 0) }.message shouldBe "weight must be in 1..1000, was 0"
     }
 })
-
-private fun spin(nanos: Long) {
-    val end = System.nanoTime() + nanos
-    while (System.nanoTime() < end) Thread.onSpinWait()
-}

@@ -173,11 +173,6 @@ class InjectionSpec : FunSpec({
 private fun poolThreads(prefix: String): Int =
     Thread.getAllStackTraces().keys.count { it.name.startsWith(prefix) && it.isAlive }
 
-private fun spin(nanos: Long) {
-    val end = System.nanoTime() + nanos
-    while (System.nanoTime() < end) Thread.onSpinWait()
-}
-
 private suspend fun fibAsync(n: Int): Int = if (n < 2) n else coroutineScope {
     val a = async { fibAsync(n - 1) }
     fibAsync(n - 2) + a.awaitInline()

@@ -22,3 +22,9 @@ fun eventually(timeoutMs: Long, condition: () -> Boolean): Boolean {
     }
     return condition()
 }
+
+/** Busy-waits for [nanos] nanoseconds: a task with a known amount of CPU work. */
+fun spin(nanos: Long) {
+    val end = System.nanoTime() + nanos
+    while (System.nanoTime() < end) Thread.onSpinWait()
+}
