@@ -28,13 +28,14 @@ private class Behind(
 
 /**
  * Batch A (100,000 short tasks) is under way when batch B (1,000) arrives. Fairness is judged by
- * the A tasks that start while B has work waiting: the submitting thread competes with both
- * workers for 2 cores and may be descheduled in the middle of submitting B, and A running while
- * B has nothing queued is not unfair.
+ * the A tasks that start while B has work waiting, i.e. offered (the offer returned) and not yet
+ * started: the submitting thread competes with both workers for 2 cores and may be descheduled
+ * between two submissions, or in the middle of one (a claimed but unwritten slot holds back the
+ * rest of B's FIFO queue), and A running while B has nothing ready is not unfair.
  */
 private fun itemsOfABehindB(a: Executor, b: Executor): Behind {
     val aDone = AtomicInteger()
-    val bWaiting = AtomicInteger() // B tasks submitted (or about to be) and not started
+    val bWaiting = AtomicInteger() // B tasks offered and not started (briefly -1: started before counted)
     val aWhileBWaited = AtomicInteger()
     val allA = CountDownLatch(100_000)
     repeat(100_000) {
@@ -49,12 +50,12 @@ private fun itemsOfABehindB(a: Executor, b: Executor): Behind {
     val bDone = CountDownLatch(1_000)
     val aAtStart = aDone.get()
     repeat(1_000) {
-        bWaiting.incrementAndGet()
         b.execute {
             bWaiting.decrementAndGet()
             spin(2_000)
             bDone.countDown()
         }
+        bWaiting.incrementAndGet()
     }
     bDone.await(60, TimeUnit.SECONDS) shouldBe true
     allA.await(60, TimeUnit.SECONDS) shouldBe true
