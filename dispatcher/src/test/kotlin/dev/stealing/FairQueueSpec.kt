@@ -92,19 +92,27 @@ class FairQueueSpec : FunSpec({
     }
 
     test("close: queued work still runs and the queue leaves the rotation; later work is rejected") {
-        StealingDispatcher(2, "fair-close").use { d ->
+        // No thread injection: the two gated tasks must hold both workers until the gate opens
+        // (an injected worker would drain the queue before close and fail "still draining").
+        StealingDispatcher(2, "fair-close", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
             val q = d.fairQueue("closing")
             val gate = CountDownLatch(1)
             val ran = AtomicIntegerArray(1_000)
-            q.executor.execute { gate.await() }
-            q.executor.execute { gate.await() }
-            repeat(1_000) { i -> q.executor.execute { ran.incrementAndGet(i) } }
-            q.close()
-            shouldThrow<RejectedExecutionException> { q.executor.execute {} }.message shouldContain "closed"
-            d.pool.fair.size shouldBe 1 // still draining
-            gate.countDown()
-            eventually(10_000) { d.pool.fair.size == 0 } shouldBe true
+            val allRan = CountDownLatch(1_000)
+            try {
+                q.executor.execute { gate.await() }
+                q.executor.execute { gate.await() }
+                repeat(1_000) { i -> q.executor.execute { ran.incrementAndGet(i); allRan.countDown() } }
+                q.close()
+                shouldThrow<RejectedExecutionException> { q.executor.execute {} }.message shouldContain "closed"
+                d.pool.fair.size shouldBe 1 // still draining
+            } finally {
+                gate.countDown() // a failed assertion must not leave close() waiting on the gated workers
+            }
+            // The queue leaves the rotation when its last task is polled, which may be before that task has run.
+            allRan.await(10, TimeUnit.SECONDS) shouldBe true
             for (i in 0 until 1_000) ran.get(i) shouldBe 1
+            eventually(10_000) { d.pool.fair.size == 0 } shouldBe true
             d.stats().fairQueues shouldBe emptyList()
         }
     }
