@@ -2,6 +2,7 @@ package dev.stealing
 
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
+import java.time.Duration
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.CyclicBarrier
@@ -10,11 +11,20 @@ import java.util.concurrent.atomic.AtomicInteger
 
 class FailureSpec : FunSpec({
     test("a storm of throwing tasks leaves every worker alive and reaches the handler") {
+        val n = 50_000
         val failures = AtomicInteger()
-        val handler = TaskExceptionHandler { _, e -> if (e is IllegalStateException) failures.incrementAndGet() }
+        val handled = CountDownLatch(n / 2)
+        val handler = TaskExceptionHandler { _, e ->
+            if (e is IllegalStateException) {
+                failures.incrementAndGet()
+                handled.countDown()
+            }
+        }
         val parallelism = 4
-        StealingDispatcher(parallelism, "storm", StealingOptions(exceptionHandler = handler)).use { d ->
-            val n = 50_000
+        // No thread injection: the barrier must find the core workers themselves, and no extra
+        // thread may be started while some of them wait at it with storm tasks still queued.
+        val options = StealingOptions(exceptionHandler = handler, starvationInterval = Duration.ZERO)
+        StealingDispatcher(parallelism, "storm", options).use { d ->
             repeat(n) { i -> d.executor.execute { if (i % 2 == 0) throw IllegalStateException("boom $i") } }
             // Every worker must still be there: a barrier that needs all of them at once.
             val barrier = CyclicBarrier(parallelism)
@@ -29,6 +39,11 @@ class FailureSpec : FunSpec({
             }
             done.await(30, TimeUnit.SECONDS) shouldBe true
             threads.size shouldBe parallelism
+            // The barrier can trip with storm tasks still queued: every globalCheckInterval tasks a
+            // worker polls the global queue before its own deque, so it may take a barrier task
+            // while storm tasks wait in its deque, and the others take the remaining barrier tasks
+            // from the global queue rather than steal those. Wait for the handler, not the barrier.
+            handled.await(30, TimeUnit.SECONDS) shouldBe true
             failures.get() shouldBe n / 2
             d.stats().failed shouldBe (n / 2).toLong()
             d.stats().threads shouldBe parallelism
