@@ -25,7 +25,11 @@ class CancellationSpec : FunSpec({
             val tasks = List(100) { d.fork { ran.incrementAndGet() } }
             tasks.forEach { it.cancel(false) }
             gate.countDown()
-            d.executor.submit {}.get(10, TimeUnit.SECONDS) // everything before it was dequeued
+            // Not a marker task submitted last: the worker is not strictly FIFO (every
+            // globalCheckInterval tasks it polls the global queue before its own deque), so a marker
+            // can run, and be seen done, while cancelled tasks still wait in the deque. close()
+            // returns only after every queued task was taken and the worker exited.
+            d.close()
             ran.get() shouldBe 0
             d.stats().cancelled shouldBe 100
         }
@@ -33,10 +37,13 @@ class CancellationSpec : FunSpec({
 
     test("invokeAll with a timeout cancels the tasks that did not finish") {
         StealingDispatcher(1, "invoke-all", noInjection).use { d ->
+            // The first task must finish within the timeout: start the worker thread beforehand, and
+            // leave a loaded machine ample time (the timeout is also how long the test waits).
+            d.executor.submit {}.get(10, TimeUnit.SECONDS)
             val release = CountDownLatch(1)
             val futures = d.executor.invokeAll(
                 listOf(Callable { 1 }, Callable { release.await(); 2 }, Callable { 3 }),
-                200, TimeUnit.MILLISECONDS,
+                2_000, TimeUnit.MILLISECONDS,
             )
             release.countDown()
             futures[0].get() shouldBe 1
