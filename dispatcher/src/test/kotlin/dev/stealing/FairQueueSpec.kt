@@ -123,12 +123,17 @@ class FairQueueSpec : FunSpec({
             val gate = CountDownLatch(1)
             val ran = AtomicInteger()
             d.executor.execute { gate.await() } // hold the only worker
-            repeat(500) { q.executor.execute { ran.incrementAndGet() } }
-            val forked = List(10) { d.fork { 1 } } // on the global queue, untouched
-            val scope = kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Job())
-            val coroutine = scope.launch(q) { ran.incrementAndGet() }
-            q.cancelPending() shouldBe 501
-            gate.countDown()
+            val forked: List<ForkedTask<Int>>
+            val coroutine: kotlinx.coroutines.Job
+            try {
+                repeat(500) { q.executor.execute { ran.incrementAndGet() } }
+                forked = List(10) { d.fork { 1 } } // on the global queue, untouched
+                val scope = kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Job())
+                coroutine = scope.launch(q) { ran.incrementAndGet() }
+                q.cancelPending() shouldBe 501
+            } finally {
+                gate.countDown() // a failed assertion must not leave close() waiting on the gated worker
+            }
             forked.forEach { it.get(10, TimeUnit.SECONDS) shouldBe 1 }
             runBlocking { coroutine.join() }
             coroutine.isCancelled shouldBe true

@@ -5,6 +5,7 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.types.shouldBeInstanceOf
 import java.io.IOException
+import java.time.Duration
 import java.util.concurrent.CancellationException
 import java.util.concurrent.CompletionException
 import java.util.concurrent.CountDownLatch
@@ -66,14 +67,18 @@ class ForkJoinSpec : FunSpec({
     }
 
     test("cancel before it runs: the callable never runs; join and get throw CancellationException") {
-        StealingDispatcher(1, "fj-cancel").use { d ->
+        // No thread injection: t must stay queued behind the gated worker until it is cancelled.
+        StealingDispatcher(1, "fj-cancel", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
             val gate = CountDownLatch(1)
             val ran = AtomicInteger()
             d.executor.execute { gate.await() }
             val t = d.fork { ran.incrementAndGet() }
-            t.cancel(false) shouldBe true
-            t.isCancelled shouldBe true
-            gate.countDown()
+            try {
+                t.cancel(false) shouldBe true
+                t.isCancelled shouldBe true
+            } finally {
+                gate.countDown() // a failed assertion must not leave close() waiting on the gated worker
+            }
             shouldThrow<CancellationException> { t.join() }
             shouldThrow<CancellationException> { t.get() }
             d.executor.submit {}.get()
@@ -85,9 +90,12 @@ class ForkJoinSpec : FunSpec({
         StealingDispatcher(1, "fj-timeout").use { d ->
             val gate = CountDownLatch(1)
             val t = d.fork { gate.await(); 1 }
-            shouldThrow<TimeoutException> { t.get(10, TimeUnit.MILLISECONDS) }
-            shouldThrow<IllegalArgumentException> { t.get(-1, TimeUnit.MILLISECONDS) }.message shouldBe "timeout must be >= 0, was -1"
-            gate.countDown()
+            try {
+                shouldThrow<TimeoutException> { t.get(10, TimeUnit.MILLISECONDS) }
+                shouldThrow<IllegalArgumentException> { t.get(-1, TimeUnit.MILLISECONDS) }.message shouldBe "timeout must be >= 0, was -1"
+            } finally {
+                gate.countDown() // a failed assertion must not leave close() waiting on the gated worker
+            }
             t.get(10, TimeUnit.SECONDS) shouldBe 1
         }
     }

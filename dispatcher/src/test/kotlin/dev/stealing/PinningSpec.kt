@@ -5,6 +5,7 @@ import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.string.shouldStartWith
 import net.openhft.affinity.Affinity
+import java.time.Duration
 import java.util.BitSet
 import java.util.concurrent.Callable
 import java.util.concurrent.CountDownLatch
@@ -13,7 +14,9 @@ import java.util.concurrent.TimeUnit
 class PinningSpec : FunSpec({
     test("pinThreads: each core worker runs on its own CPU where the OS allows it, and the pool runs either way") {
         val allowed = Affinity.getAffinity() // this process's CPU set (empty: no native support)
-        StealingDispatcher(2, "pinned", StealingOptions(pinThreads = true)).use { d ->
+        // No thread injection: both tasks must run on the (pinned) core workers, not on an unpinned
+        // extra thread started because the first waited while the second worker was slow to start.
+        StealingDispatcher(2, "pinned", StealingOptions(pinThreads = true, starvationInterval = Duration.ZERO)).use { d ->
             // One task per worker at once, each reporting its thread's CPU set.
             val both = CountDownLatch(2)
             val sets = List(2) {

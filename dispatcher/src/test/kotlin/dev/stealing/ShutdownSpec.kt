@@ -7,6 +7,7 @@ import io.kotest.matchers.string.shouldContain
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
+import java.time.Duration
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.RejectedExecutionException
@@ -80,7 +81,8 @@ class ShutdownSpec : FunSpec({
     }
 
     test("shutdownNow returns the tasks not yet started") {
-        val d = StealingDispatcher(1, "now")
+        // No thread injection: an extra thread started for the waiting worker would run queued tasks.
+        val d = StealingDispatcher(1, "now", StealingOptions(starvationInterval = Duration.ZERO))
         val started = CountDownLatch(1)
         val release = CountDownLatch(1)
         d.executor.execute { started.countDown(); release.await() }
