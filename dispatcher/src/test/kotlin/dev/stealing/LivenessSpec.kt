@@ -57,13 +57,15 @@ class LivenessSpec : FunSpec({
             val done = CountDownLatch(100)
             repeat(100) { d.executor.execute { done.countDown() } }
             done.await(10, TimeUnit.SECONDS) shouldBe true
-            // Settle: every worker on the idle stack and the park count no longer moving.
+            // Settle: every worker on the idle stack in two snapshots 50 ms apart, and the park
+            // count not moving between them. (Both must be idle: a worker counts as idle from its
+            // push on the idle stack, and its park is counted only after that.)
             var before = d.stats()
             val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10)
             while (System.nanoTime() < deadline) {
                 Thread.sleep(50)
                 val now = d.stats()
-                if (now.idleThreads == now.threads && now.parks == before.parks) break
+                if (before.idleThreads == before.threads && now.idleThreads == now.threads && now.parks == before.parks) break
                 before = now
             }
             before.idleThreads shouldBe before.threads
