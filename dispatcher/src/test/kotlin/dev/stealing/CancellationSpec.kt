@@ -73,7 +73,10 @@ class CancellationSpec : FunSpec({
             }
             started.get() shouldBe 0 // no child body ran: they only observed cancellation
             println("cancelling $n queued children took $elapsedMs ms")
-            (elapsedMs < 30_000) shouldBe true
+            // A guard against superlinear cancellation (quadratic would be hours), not a benchmark:
+            // on a 2-core machine this took 5-7 s in the test JVM (Dispatchers.Default as long),
+            // 10-12 s with two busy processes beside it.
+            (elapsedMs < 60_000) shouldBe true
         }
     }
 })
