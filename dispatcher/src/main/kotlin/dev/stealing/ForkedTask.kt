@@ -22,38 +22,39 @@ import java.util.concurrent.TimeoutException
  * they cannot be waiting for a frame of the caller), nested at most
  * [StealingOptions.maxInlineDepth] deep, for up to about 50 us without finding one. Only then
  * does it block. It never runs unrelated tasks from its own deque: one of those could join a
- * task that is running lower on this very stack. Called from any other thread, they block.
+ * task that is running lower on this very stack. A worker blocks inside a blocking region of
+ * its own pool (another thread runs in its place), whichever pool the task belongs to; any
+ * other thread simply blocks.
  *
  * Exactly-once: a forked task is run only by whoever removes it from a queue (pop, steal or
  * inline removal are mutually exclusive), so it never runs twice. [cancel] before it runs turns
  * it into a tombstone that completes without running the callable.
  *
- * State: one field, `result`, which holds a NOT_DONE marker until a single CAS installs the
- * value or a failure (as in `CompletableFuture`); a blocking waiter raises `hasWaiters` first.
+ * State: one field, `result`, which holds NOT_DONE (or WAITING, once a thread is about to
+ * block on this task's monitor) until a single CAS installs the value or a failure (as in
+ * `CompletableFuture`). The completer notifies the monitor only if its CAS replaced WAITING.
+ * Three reference fields in all: a fork allocates 24 bytes here (compressed oops).
  */
-public class ForkedTask<T> internal constructor(
-    callable: Callable<T>,
-    private val pool: WorkStealingPool,
-) : RunnableFuture<T> {
+public class ForkedTask<T> internal constructor(callable: Callable<T>) : RunnableFuture<T> {
     private var callable: Callable<T>? = callable
 
     /**
-     * [NOT_DONE] until completion; then the value ([NULL_VALUE] for null) or a [Failure].
-     * Completion is the single CAS away from [NOT_DONE] in [complete]. Through [RESULT].
+     * [NOT_DONE] or [WAITING] until completion; then the value ([NULL_VALUE] for null) or a
+     * [Failure]. Completion is the single CAS away from NOT_DONE or WAITING in [complete].
+     * Through [RESULT].
      */
     @Suppress("unused") private var result: Any? = NOT_DONE
 
     /** The worker that stole this task, if one did (set by [Worker.stealFrom]); for helping. */
     @Volatile internal var stolenBy: Worker? = null
 
-    /** Set by a thread about to block; read by the completer after its CAS (Dekker pair). */
-    @Volatile private var hasWaiters = false
+    private fun result(): Any? = RESULT.getVolatile(this) // pairs with the CASes on result
 
-    private fun result(): Any? = RESULT.getVolatile(this) // pairs with the completion CAS
+    private fun isPending(r: Any?): Boolean = r === NOT_DONE || r === WAITING
 
     /** Runs the task unless it is already done or cancelled. Called by the pool. */
     override fun run() {
-        if (result() !== NOT_DONE) { // cancelled (or done) before it ran: dead work, discarded
+        if (!isPending(result())) { // cancelled (or done) before it ran: dead work, discarded
             (Thread.currentThread() as? Worker)?.let { it.cancelledSkipped++ }
             return
         }
@@ -68,15 +69,21 @@ public class ForkedTask<T> internal constructor(
     }
 
     private fun complete(outcome: Any): Boolean {
-        if (!RESULT.compareAndSet(this, NOT_DONE, outcome)) return false
-        callable = null
-        // The CAS above and this volatile read are both volatile accesses, so they cannot be
-        // reordered: pairs with the write of hasWaiters before the re-check in blockUntilDone().
-        if (hasWaiters) synchronized(this) { (this as Object).notifyAll() }
-        return true
+        while (true) {
+            val r = result()
+            if (!isPending(r)) return false
+            if (RESULT.compareAndSet(this, r, outcome)) {
+                callable = null
+                // A waiter moved NOT_DONE to WAITING before it took the monitor and re-checked
+                // (waitUntilDone): notifying under the monitor cannot fall between its re-check
+                // and its wait().
+                if (r === WAITING) synchronized(this) { (this as Object).notifyAll() }
+                return true
+            }
+        }
     }
 
-    override fun isDone(): Boolean = result() !== NOT_DONE
+    override fun isDone(): Boolean = !isPending(result())
 
     override fun isCancelled(): Boolean = (result() as? Failure)?.cancelled == true
 
@@ -145,13 +152,13 @@ public class ForkedTask<T> internal constructor(
     private fun unwrap(r: Any?): T = (if (r === NULL_VALUE) null else r) as T
 
     /**
-     * On a worker of [pool]: run this task inline if still queued locally (whatever the nesting
+     * On a worker: run this task inline if still queued locally (whatever the nesting
      * depth: leaving it queued while this thread blocks could deadlock a pool of one; not for a
      * zero timeout), else help its thief within the depth bound until done, [deadline] (a
      * nanoTime; Long.MAX_VALUE for none), or about [HELP_SPINS] spin-waits without a task.
      */
     private fun tryInlineOrHelp(deadline: Long) {
-        val w = pool.currentWorker() ?: return
+        val w = Thread.currentThread() as? Worker ?: return // not in its deque unless w forked it
         if (deadline == Long.MAX_VALUE || deadline - System.nanoTime() > 0) {
             val removed = w.removeLocal(this)
             if (removed != null) {
@@ -163,7 +170,7 @@ public class ForkedTask<T> internal constructor(
         var idleSpins = 0
         while (!isDone && w.canNest() && (deadline == Long.MAX_VALUE || deadline - System.nanoTime() > 0)) {
             val thief = stolenBy
-            val task = if (thief != null && thief !== w) w.stealFrom(thief).taskOrNull else null
+            val task = if (thief != null && thief !== w && thief.pool === w.pool) w.stealFrom(thief).taskOrNull else null
             if (task != null) {
                 w.helped++
                 w.runNested(task)
@@ -175,25 +182,26 @@ public class ForkedTask<T> internal constructor(
         }
     }
 
-    /** Blocks until done or [nanos] pass; true if done. */
+    /**
+     * Blocks until done or [nanos] pass; true if done. A worker (of any pool) blocks inside a
+     * blocking region of its own pool: another worker runs in its place while it waits (its
+     * deque may still hold tasks if helping stopped at the depth bound).
+     */
     private fun blockUntilDone(nanos: Long, interruptible: Boolean): Boolean {
-        val w = pool.currentWorker()
-        if (w != null) {
-            w.blockedJoins++
-            // A blocking region: another worker runs in this one's place while it waits (our
-            // deque may still hold tasks if helping stopped at the depth bound).
-            pool.enterBlocking(w)
-            try {
-                return waitUntilDone(nanos, interruptible)
-            } finally {
-                pool.exitBlocking(w)
-            }
+        val w = Thread.currentThread() as? Worker ?: return waitUntilDone(nanos, interruptible)
+        w.blockedJoins++
+        w.pool.enterBlocking(w)
+        try {
+            return waitUntilDone(nanos, interruptible)
+        } finally {
+            w.pool.exitBlocking(w)
         }
-        return waitUntilDone(nanos, interruptible)
     }
 
     private fun waitUntilDone(nanos: Long, interruptible: Boolean): Boolean {
-        hasWaiters = true // volatile; the completer reads it after its CAS
+        // Announce the waiter before taking the monitor; the completer notifies only if its CAS
+        // replaced WAITING. Fails only when the task completed meanwhile (or another waiter set it).
+        RESULT.compareAndSet(this, NOT_DONE, WAITING)
         val deadline = if (nanos == Long.MAX_VALUE) Long.MAX_VALUE else System.nanoTime() + nanos
         var interrupted = false
         try {
@@ -218,7 +226,7 @@ public class ForkedTask<T> internal constructor(
     override fun toString(): String {
         val r = result()
         val state = when {
-            r === NOT_DONE -> "not completed"
+            isPending(r) -> "not completed"
             r !is Failure -> "completed normally"
             r.cancelled -> "cancelled"
             else -> "completed exceptionally: ${r.exception}"
@@ -233,6 +241,7 @@ public class ForkedTask<T> internal constructor(
         const val HELP_SPINS = 2048
 
         val NOT_DONE = Any()
+        val WAITING = Any()
         val NULL_VALUE = Any()
         val RESULT: VarHandle = fieldHandle(ForkedTask::class.java, "result", Any::class.java)
     }

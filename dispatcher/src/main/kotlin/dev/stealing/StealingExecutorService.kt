@@ -37,7 +37,7 @@ internal class StealingExecutorService(
     }
 
     override fun <T> newTaskFor(callable: Callable<T>): ForkedTask<T> =
-        ForkedTask(if (propagateContext) ContextCapture.wrap(callable) else callable, pool)
+        ForkedTask(if (propagateContext) ContextCapture.wrap(callable) else callable)
 
     override fun <T> newTaskFor(runnable: Runnable, value: T): ForkedTask<T> =
         newTaskFor(Callable { runnable.run(); value })

@@ -152,6 +152,27 @@ class InjectionSpec : FunSpec({
         }
     }
 
+    test("a worker joining another pool's task blocks inside its own pool's blocking region") {
+        StealingDispatcher(1, "joiner", injecting(intervalMs = 0)).use { joiner ->
+            StealingDispatcher(1, "owner", injecting(intervalMs = 0)).use { owner ->
+                // The owner pool's task waits for a task queued on the joiner pool, whose only
+                // worker is the one joining: only compensation in the joiner pool can run it.
+                val release = CountDownLatch(1)
+                val foreign = owner.fork { release.await(10, TimeUnit.SECONDS) }
+                val joining = CountDownLatch(1)
+                val parent = joiner.fork {
+                    joining.countDown()
+                    foreign.get(10, TimeUnit.SECONDS)
+                }
+                joining.await(10, TimeUnit.SECONDS) shouldBe true
+                joiner.executor.execute { release.countDown() }
+                parent.get(15, TimeUnit.SECONDS) shouldBe true // the release ran while the joiner waited
+                joiner.stats().injectedThreads shouldBe 1
+                joiner.stats().blockedJoins shouldBe 1
+            }
+        }
+    }
+
     test("after compensation, a CPU flood runs on at most parallelism threads at once") {
         StealingDispatcher(2, "surplus", injecting(intervalMs = 0, keepAliveMs = 30_000)).use { d ->
             latchRound(d, marked = true, waitMs = 10_000) shouldBe 3
