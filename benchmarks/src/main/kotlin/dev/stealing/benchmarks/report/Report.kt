@@ -37,8 +37,9 @@ import kotlin.system.exitProcess
  * exit code is 1.
  *
  * Options: `--quick` (1 warm-up + 3 measured rounds, 3 s idle window), `--warmup N`,
- * `--rounds N`, `--idle-seconds N`, `--only REGEX` (workload ids), `--out DIR` (default
- * `benchmarks/results`, or `results` when run inside `benchmarks/`).
+ * `--rounds N`, `--idle-seconds N`, `--only REGEX` (workload ids), `--parallelism N` (threads of
+ * every pool we create; `Dispatchers.Default` keeps its own; default: the available processors),
+ * `--out DIR` (default `benchmarks/results`, or `results` when run inside `benchmarks/`).
  */
 fun main(args: Array<String>) {
     val options = try {
@@ -64,11 +65,13 @@ class Options(
     val rounds: Int,
     val idleSeconds: Int,
     val only: Regex?,
+    /** Threads of every pool the report creates (not `Dispatchers.Default`, which is shared). */
+    val parallelism: Int,
     val outDir: File,
     val runLimitSeconds: Long,
 ) {
     companion object {
-        const val USAGE = "usage: ReportKt [--quick] [--warmup N] [--rounds N] [--idle-seconds N] [--only REGEX] [--out DIR] [--run-limit-seconds N]"
+        const val USAGE = "usage: ReportKt [--quick] [--warmup N] [--rounds N] [--idle-seconds N] [--only REGEX] [--parallelism N] [--out DIR] [--run-limit-seconds N]"
 
         fun parse(args: Array<String>): Options {
             var quick = false
@@ -76,6 +79,7 @@ class Options(
             var rounds: Int? = null
             var idle: Int? = null
             var only: Regex? = null
+            var parallelism = ExecutorUnderTest.CORES
             var out: File? = null
             var limit = 120L
             var i = 0
@@ -93,6 +97,7 @@ class Options(
                     "--rounds" -> rounds = int(a, 1)
                     "--idle-seconds" -> idle = int(a, 0)
                     "--only" -> only = Regex(value(a))
+                    "--parallelism" -> parallelism = int(a, 1)
                     "--out" -> out = File(value(a))
                     "--run-limit-seconds" -> limit = int(a, 1).toLong()
                     "-h", "--help" -> { println(USAGE); exitProcess(0) }
@@ -107,6 +112,7 @@ class Options(
                 rounds = rounds ?: if (quick) 3 else 7,
                 idleSeconds = idle ?: if (quick) 3 else 10,
                 only = only,
+                parallelism = parallelism,
                 outDir = out ?: defaultOut,
                 runLimitSeconds = limit,
             )
@@ -272,9 +278,9 @@ class Report(private val options: Options) {
         val ids = ExecutorUnderTest.ALL.filter { id -> workloads.any { id in it.executors } }
         val started = System.currentTimeMillis()
         println("Stealing Dispatcher comparison report: ${if (options.quick) "quick" else "full"} mode, " +
-            "${options.warmupRounds} warm-up + ${options.rounds} measured rounds, parallelism ${ExecutorUnderTest.CORES}, " +
+            "${options.warmupRounds} warm-up + ${options.rounds} measured rounds, parallelism ${options.parallelism}, " +
             "executors ${ids.joinToString()}")
-        val subjects = ids.associateWith { ExecutorUnderTest.create(it) }
+        val subjects = ids.associateWith { ExecutorUnderTest.create(it, options.parallelism) }
         var idle: Map<String, Double> = emptyMap()
         try {
             val total = options.warmupRounds + options.rounds

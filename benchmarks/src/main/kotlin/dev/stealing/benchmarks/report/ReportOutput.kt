@@ -176,7 +176,7 @@ class ReportOutput(
             "JDK: ${System.getProperty("java.vm.name")} ${System.getProperty("java.runtime.version")} (${System.getProperty("java.vm.vendor")})" +
                 if (rt.inputArguments.isEmpty()) "" else ", JVM flags: ${rt.inputArguments.joinToString(" ")}",
             "Run: ${if (options.quick) "quick" else "full"} mode, ${options.warmupRounds} warm-up + ${options.rounds} measured rounds, " +
-                "executors alternated round by round, parallelism ${ExecutorUnderTest.CORES}, %.0f s in all".format(elapsedSeconds),
+                "executors alternated round by round, parallelism ${options.parallelism} (Dispatchers.Default: its own), %.0f s in all".format(elapsedSeconds),
         )
     }
 
