@@ -9,6 +9,9 @@ import org.openjdk.jmh.annotations.TearDown
  * Base of the benchmarks parameterised by the executor under test: one [ExecutorUnderTest] per
  * trial, created before the first iteration and closed after the last. Each subclass declares
  * [executor] with its own `@Param` list and does its extra set-up in [afterOpen].
+ *
+ * The pools have as many threads as there are available processors, or the system property
+ * `bench.parallelism` (`-jvmArgsAppend -Dbench.parallelism=1`; `Dispatchers.Default` keeps its own).
  */
 abstract class OnExecutor {
     /** The executor id (`stealing`, `default`, `fjp`, ...): a `@Param` in each subclass. */
@@ -19,7 +22,7 @@ abstract class OnExecutor {
 
     @Setup(Level.Trial)
     fun openExecutor() {
-        subject = ExecutorUnderTest.create(executor)
+        subject = ExecutorUnderTest.create(executor, Integer.getInteger("bench.parallelism", ExecutorUnderTest.CORES))
         afterOpen()
     }
 
