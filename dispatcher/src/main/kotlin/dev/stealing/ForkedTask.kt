@@ -102,7 +102,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
      * is, and wraps a checked one in [CompletionException].
      */
     public fun join(): T {
-        if (!isDone) {
+        if (!isDone && !runIfNewestLocal()) {
             tryInlineOrHelp(Long.MAX_VALUE)
             if (!isDone) blockUntilDone(Long.MAX_VALUE, interruptible = false)
         }
@@ -150,6 +150,18 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
 
     @Suppress("UNCHECKED_CAST")
     private fun unwrap(r: Any?): T = (if (r === NULL_VALUE) null else r) as T
+
+    /**
+     * The common join, kept small: on a worker whose newest queued task is this one, pop it and
+     * run it here. False in every other case, which [tryInlineOrHelp] then handles.
+     */
+    private fun runIfNewestLocal(): Boolean {
+        val w = Thread.currentThread() as? Worker ?: return false
+        if (!w.deque.popIfNewest(this)) return false
+        w.inlined++
+        w.runNested(this)
+        return true
+    }
 
     /**
      * On a worker: run this task inline if still queued locally (whatever the nesting

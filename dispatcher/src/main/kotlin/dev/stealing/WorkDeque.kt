@@ -12,15 +12,15 @@ import java.lang.invoke.VarHandle
  * and `bottom` (owner end, newest task). Slots `[top, bottom)` hold tasks.
  *
  * Who may call what:
- * - the owner (one thread, the worker that the deque belongs to): [push], [pop], [tryRemove],
- *   [pollOldest]. None of them takes a lock; [push] does no CAS at all, [pop] does a CAS only
+ * - the owner (one thread, the worker that the deque belongs to): [push], [pop], [popIfNewest],
+ *   [tryRemove], [pollOldest]. None of them takes a lock; [push] does no CAS at all, [pop] does a CAS only
  *   when it races thieves for the last task.
  * - any thread: [steal], [size].
  *
  * Invariants:
  * - `top` only grows, by CAS; `bottom` is written only by the owner.
- * - Every task pushed is returned by exactly one successful [pop], [steal], [tryRemove] or
- *   [pollOldest] (the CAS on `top` decides every contested slot).
+ * - Every task pushed is returned by exactly one successful [pop], [popIfNewest], [steal],
+ *   [tryRemove] or [pollOldest] (the CAS on `top` decides every contested slot).
  * - The array only grows; a grown array is published before the `bottom` store that makes a
  *   slot in it visible, so a thief that acquires `bottom` reads an array that holds its slot.
  *
@@ -90,6 +90,34 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
         }
         a[i] = null // slot b is ours alone: no thief can win index b while top < b
         return task
+    }
+
+    /**
+     * Owner only. Pops the newest task if it is [target] (the common join: the task forked last
+     * is joined first) and returns whether it did; otherwise changes nothing. The same protocol
+     * as [pop], so it hides no other task. A stale slot that still holds [target] after a steal
+     * is told apart by the read of `top` after the fence, as in [pop].
+     */
+    fun popIfNewest(target: Runnable): Boolean {
+        val b0 = BOTTOM.get(this) as Long // plain: only the owner writes bottom
+        val a = array
+        val i = slot(a, b0 - 1)
+        if (a[i] !== target) return false
+        val b = b0 - 1
+        BOTTOM.setRelease(this, b) // as in pop()
+        VarHandle.fullFence() // store-load barrier, as in pop(): pairs with the fullFence in steal()
+        val t = TOP.getOpaque(this) as Long
+        if (t > b) { // empty: the slot was stale
+            BOTTOM.setRelease(this, b0)
+            return false
+        }
+        if (t == b) { // last task: race the thieves for it
+            val won = TOP.compareAndSet(this, t, t + 1) // pairs with the CAS in steal()
+            BOTTOM.setRelease(this, b0)
+            return won
+        }
+        a[i] = null // slot b is ours alone: no thief can win index b while top < b
+        return true
     }
 
     /**

@@ -8,7 +8,7 @@ import org.jetbrains.lincheck.datastructures.Param
 import org.jetbrains.lincheck.datastructures.StressOptions
 
 /**
- * The deque under Lincheck: owner operations (push, pop, tryRemove) confined to one thread,
+ * The deque under Lincheck: owner operations (push, pop, tryRemove, popIfNewest) confined to one thread,
  * steals from the others, an initial capacity of 2 so that growth happens inside the scenarios.
  * Linearizable against [SequentialDeque].
  */
@@ -25,6 +25,9 @@ class WorkDequeLincheckModel {
 
     @Operation(nonParallelGroup = "owner")
     fun tryRemove(@Param(name = "id") id: Int): Int? = (deque.tryRemove(tasks[id]) as IdTask?)?.id
+
+    @Operation(nonParallelGroup = "owner")
+    fun popIfNewest(@Param(name = "id") id: Int): Boolean = deque.popIfNewest(tasks[id])
 
     @Operation
     fun steal(): Int? {
@@ -46,11 +49,12 @@ class SequentialDeque {
         d.removeAt(i)
         return id
     }
+    fun popIfNewest(id: Int): Boolean = if (d.lastOrNull() == id) { d.removeLast(); true } else false
     fun steal(): Int? = d.removeFirstOrNull()
 }
 
 class WorkDequeLincheckSpec : FunSpec({
-    test("model checking: owner push/pop/tryRemove against two thieves") {
+    test("model checking: owner push/pop/tryRemove/popIfNewest against two thieves") {
         ModelCheckingOptions()
             .threads(3)
             .actorsPerThread(4)
@@ -61,7 +65,7 @@ class WorkDequeLincheckSpec : FunSpec({
             .check(WorkDequeLincheckModel::class)
     }
 
-    test("stress: owner push/pop/tryRemove against two thieves") {
+    test("stress: owner push/pop/tryRemove/popIfNewest against two thieves") {
         StressOptions()
             .threads(3)
             .actorsPerThread(5)

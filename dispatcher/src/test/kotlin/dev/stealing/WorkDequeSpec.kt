@@ -58,7 +58,23 @@ class WorkDequeSpec : FunSpec({
         d.steal().taskOrNull shouldBeSameInstanceAs t[3]
     }
 
-    test("owner push/pop/tryRemove against two thieves: every task taken exactly once") {
+    test("popIfNewest takes only the newest task, and not a stale copy left by a steal") {
+        val d = WorkDeque(4)
+        val t = Array(3) { IdTask(it) }
+        t.forEach(d::push)
+        d.popIfNewest(t[1]) shouldBe false // queued, but not the newest: nothing changes
+        d.size() shouldBe 3
+        d.popIfNewest(t[2]) shouldBe true
+        d.popIfNewest(t[2]) shouldBe false
+        d.steal().taskOrNull shouldBeSameInstanceAs t[0]
+        d.steal().taskOrNull shouldBeSameInstanceAs t[1] // its slot still holds t[1]: a stale copy
+        d.popIfNewest(t[1]) shouldBe false
+        d.size() shouldBe 0
+        d.push(t[0])
+        d.pop() shouldBeSameInstanceAs t[0] // the deque still works after the refused pop
+    }
+
+    test("owner push/pop/tryRemove/popIfNewest against two thieves: every task taken exactly once") {
         val n = 300_000 * stressMultiplier
         val taken = AtomicIntegerArray(n)
         val d = WorkDeque(2)
@@ -83,11 +99,15 @@ class WorkDequeSpec : FunSpec({
             val burst = 1 + rnd.nextInt(8)
             val first = i
             repeat(burst) { if (i < n) d.push(tasks[i++]) }
-            when (rnd.nextInt(3)) {
+            when (rnd.nextInt(4)) {
                 0 -> (d.pop() as IdTask?)?.let { taken.incrementAndGet(it.id) }
                 1 -> {
                     val target = tasks[first + rnd.nextInt(i - first)]
                     (d.tryRemove(target) as IdTask?)?.let { taken.incrementAndGet(it.id) }
+                }
+                2 -> {
+                    val target = tasks[i - 1 - rnd.nextInt(minOf(2, i - first))] // usually the newest
+                    if (d.popIfNewest(target)) taken.incrementAndGet(target.id)
                 }
                 else -> {}
             }
