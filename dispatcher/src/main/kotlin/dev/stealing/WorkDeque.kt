@@ -68,8 +68,32 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
 
     /** Owner only. Pops the newest task, or returns null when empty (or the last task was stolen). */
     fun pop(): Runnable? {
-        val b = (BOTTOM.get(this) as Long) - 1
+        val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
         val a = array
+        // Only the owner writes slots, so this read needs no ordering; if the deque turns out to
+        // be empty it may be null or a stale copy, and takeNewest() then fails.
+        val task = a[slot(a, b - 1)]
+        return if (takeNewest(a, b)) task else null
+    }
+
+    /**
+     * Owner only. Pops the newest task if it is [target] (the common join: the task forked last
+     * is joined first) and returns whether it did; otherwise changes nothing. This is [pop], so
+     * it hides no other task. A stale slot that still holds [target] after a steal is refused by
+     * the read of `top` after the fence, as [pop] refuses an empty deque.
+     */
+    fun popIfNewest(target: Runnable): Boolean {
+        val b = BOTTOM.get(this) as Long
+        val a = array
+        return a[slot(a, b - 1)] === target && takeNewest(a, b)
+    }
+
+    /**
+     * The Chase-Lev pop of slot `b0 - 1`: true if the owner now owns it (and has cleared it),
+     * false if the deque was empty or a thief won the last task.
+     */
+    private fun takeNewest(a: Array<Runnable?>, b0: Long): Boolean {
+        val b = b0 - 1
         // Release (not opaque): a thief that acquires this lowered value must still see the
         // slots below it, which were published by earlier release stores of bottom.
         BOTTOM.setRelease(this, b)
@@ -78,36 +102,6 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
         VarHandle.fullFence()
         val t = TOP.getOpaque(this) as Long
         if (t > b) { // empty
-            BOTTOM.setRelease(this, b + 1)
-            return null
-        }
-        val i = slot(a, b)
-        val task = a[i]
-        if (t == b) { // last task: race the thieves for it
-            val won = TOP.compareAndSet(this, t, t + 1) // pairs with the CAS in steal()
-            BOTTOM.setRelease(this, b + 1)
-            return if (won) task else null
-        }
-        a[i] = null // slot b is ours alone: no thief can win index b while top < b
-        return task
-    }
-
-    /**
-     * Owner only. Pops the newest task if it is [target] (the common join: the task forked last
-     * is joined first) and returns whether it did; otherwise changes nothing. The same protocol
-     * as [pop], so it hides no other task. A stale slot that still holds [target] after a steal
-     * is told apart by the read of `top` after the fence, as in [pop].
-     */
-    fun popIfNewest(target: Runnable): Boolean {
-        val b0 = BOTTOM.get(this) as Long // plain: only the owner writes bottom
-        val a = array
-        val i = slot(a, b0 - 1)
-        if (a[i] !== target) return false
-        val b = b0 - 1
-        BOTTOM.setRelease(this, b) // as in pop()
-        VarHandle.fullFence() // store-load barrier, as in pop(): pairs with the fullFence in steal()
-        val t = TOP.getOpaque(this) as Long
-        if (t > b) { // empty: the slot was stale
             BOTTOM.setRelease(this, b0)
             return false
         }
@@ -116,7 +110,7 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
             BOTTOM.setRelease(this, b0)
             return won
         }
-        a[i] = null // slot b is ours alone: no thief can win index b while top < b
+        a[slot(a, b)] = null // slot b is ours alone: no thief can win index b while top < b
         return true
     }
 
