@@ -188,6 +188,23 @@ internal class Worker(
         return task
     }
 
+    /**
+     * Owner only. [runNested] for a forked task the joiner popped itself: the same bookkeeping,
+     * but a direct call of the final [ForkedTask.run], so the common join does not go through
+     * the task call of [runTask], which sees every kind of task and is megamorphic. Nothing to
+     * catch: [ForkedTask.run] turns any failure of its callable into the task's outcome.
+     */
+    fun runNested(task: ForkedTask<*>) {
+        inlineDepth++
+        executed++
+        try {
+            task.run()
+        } finally {
+            inlineDepth--
+        }
+        if (blockState == PRESUMED && blockingDepth == 0) pool.endPresumedBlocking(this)
+    }
+
     /** Owner only: whether another task may be run nested without risking the stack. */
     fun canNest(): Boolean = inlineDepth < pool.options.maxInlineDepth
 

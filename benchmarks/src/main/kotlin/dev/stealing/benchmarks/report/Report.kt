@@ -29,7 +29,8 @@ import kotlin.system.exitProcess
  * Method: every executor is created once and closed at the end. Rounds alternate the executors:
  * in each round every workload runs once on every executor, in an order rotated from round to
  * round, so drift of the machine (another build, thermal, GC state) hits all executors alike.
- * The first rounds are warm-up and are not counted. Before each workload's batch the heap is
+ * The first rounds are warm-up and are not counted; in each of them a workload is repeated on an
+ * executor until at least half a second has passed, so that short workloads are warmed up too. Before each workload's batch the heap is
  * collected; between two runs the harness pauses briefly so the previous pool's threads have
  * parked and do not compete with the next one. Each run is timed with `System.nanoTime` on a
  * driver thread outside every pool and checked; a wrong result, an exception, or a run that
@@ -294,7 +295,7 @@ class Report(private val options: Options) {
                     for (id in order) {
                         if (id in broken) { line.append("  $id: skipped"); continue }
                         Thread.sleep(SETTLE_MILLIS)
-                        val result = runOne(w, subjects.getValue(id), tag)
+                        val result = if (warm) warmUp(w, subjects.getValue(id), tag) else runOne(w, subjects.getValue(id), tag)
                         if (result == null) { line.append("  $id: FAILED"); continue }
                         val first = w.metrics.last()
                         line.append("  $id ${fmt(result.getValue(first.id))} ${first.unit}")
@@ -319,6 +320,19 @@ class Report(private val options: Options) {
             return 1
         }
         return 0
+    }
+
+    /**
+     * A warm-up round: runs [w] on [ex] again and again until [WARMUP_MIN_MILLIS] have passed, so
+     * that a workload of a few milliseconds gets as much JIT warm-up as a long one; returns the
+     * last run's result, or null at the first failure.
+     */
+    private fun warmUp(w: Workload, ex: ExecutorUnderTest, tag: String): Map<String, Double>? {
+        val start = System.nanoTime()
+        while (true) {
+            val result = runOne(w, ex, tag) ?: return null
+            if (System.nanoTime() - start >= WARMUP_MIN_MILLIS * 1_000_000) return result
+        }
     }
 
     /** Runs [w] once on [ex] on the driver thread; null (and a failure recorded) if it failed. */
@@ -391,6 +405,8 @@ class Report(private val options: Options) {
 
     companion object {
         const val SETTLE_MILLIS = 20L
+        /** Least time one warm-up round spends on each workload and executor (repeating short runs). */
+        const val WARMUP_MIN_MILLIS = 500L
         const val FORK_JOIN_REPEATS = 10
 
         fun fmt(v: Double): String = when {
