@@ -13,8 +13,8 @@ import java.lang.invoke.VarHandle
  *
  * Who may call what:
  * - the owner (one thread, the worker that the deque belongs to): [push], [pop], [popIfNewest],
- *   [tryRemove], [pollOldest]. None of them takes a lock; [push] does no CAS at all, [pop] does a CAS only
- *   when it races thieves for the last task.
+ *   [tryRemove], [pollOldest]. None of them takes a lock; [push] does no CAS at all, [pop] does
+ *   a CAS only when it races thieves for the last task.
  * - any thread: [steal], [size].
  *
  * Invariants:

@@ -159,8 +159,14 @@ internal class Worker(
             failed++
             pool.reportFailure(task, e)
         }
-        // The task is over, so it no longer blocks: if the monitor presumed it did, count this
-        // worker as active again.
+        endPresumptionIfAny()
+    }
+
+    /**
+     * After a task: it is over, so it no longer blocks; if the monitor presumed it did, count
+     * this worker as active again.
+     */
+    private fun endPresumptionIfAny() {
         if (blockState == PRESUMED && blockingDepth == 0) pool.endPresumedBlocking(this)
     }
 
@@ -202,7 +208,7 @@ internal class Worker(
         } finally {
             inlineDepth--
         }
-        if (blockState == PRESUMED && blockingDepth == 0) pool.endPresumedBlocking(this)
+        endPresumptionIfAny()
     }
 
     /** Owner only: whether another task may be run nested without risking the stack. */

@@ -30,9 +30,9 @@ import kotlin.system.exitProcess
  * in each round every workload runs once on every executor, in an order rotated from round to
  * round, so drift of the machine (another build, thermal, GC state) hits all executors alike.
  * The first rounds are warm-up and are not counted; in each of them a workload is repeated on an
- * executor until at least half a second has passed, so that short workloads are warmed up too. Before each workload's batch the heap is
- * collected; between two runs the harness pauses briefly so the previous pool's threads have
- * parked and do not compete with the next one. Each run is timed with `System.nanoTime` on a
+ * executor until at least half a second has passed, so that short workloads are warmed up too.
+ * Before each workload's batch the heap is collected; between two runs the harness pauses
+ * briefly so the previous pool's threads have parked and do not compete with the next one. Each run is timed with `System.nanoTime` on a
  * driver thread outside every pool and checked; a wrong result, an exception, or a run that
  * does not finish within the time limit is a failure: the report still gets written, and the
  * exit code is 1.
