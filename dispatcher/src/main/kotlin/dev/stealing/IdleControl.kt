@@ -39,6 +39,9 @@ import java.util.concurrent.locks.LockSupport
  * borrow from its neighbour); one that makes it inactive subtracts before or with it.
  */
 internal class IdleControl(private val pool: WorkStealingPool) {
+    /** The pool's parallelism, kept here for [signalWork]'s check. */
+    @JvmField val parallelism: Int = pool.parallelism
+
     /** The packed [Ctl] word; through [CTL] only. */
     @Suppress("unused") private var ctl: Long = 0
 
@@ -55,11 +58,23 @@ internal class IdleControl(private val pool: WorkStealingPool) {
      * Wakes one idle worker or starts a new one, unless a worker is already searching or
      * `parallelism` workers are active. Callers publish their work and issue a full fence first
      * (see class comment).
+     *
+     * Inline: this check runs after every push, and when the pool is busy it is all that runs.
+     * Each call site gets its own copy, so the JIT sees that site's own branch profile and does
+     * not inline the wake-up path where it is cold (a fork/join loop) because it is hot at
+     * another site (a coroutine dispatch that wakes workers often).
      */
-    fun signalWork() {
+    @Suppress("NOTHING_TO_INLINE")
+    inline fun signalWork() {
+        val c = ctl()
+        if (Ctl.searching(c) == 0 && Ctl.active(c) < parallelism) wakeOrStartWorker()
+    }
+
+    /** The rest of [signalWork]: re-reads `ctl` and wakes or starts a searcher if still needed. */
+    fun wakeOrStartWorker() {
         while (true) {
             val c = ctl()
-            if (Ctl.searching(c) > 0 || Ctl.active(c) >= pool.parallelism) return
+            if (Ctl.searching(c) > 0 || Ctl.active(c) >= parallelism) return
             val top = Ctl.top(c)
             if (top != 0) {
                 val w = pool.workerAt(top - 1)

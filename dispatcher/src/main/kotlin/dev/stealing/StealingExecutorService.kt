@@ -32,7 +32,7 @@ internal class StealingExecutorService(
     /** Forks [callable] as a [ForkedTask]: queued like [execute], joinable with inlining. */
     fun <T> fork(callable: Callable<T>): ForkedTask<T> {
         val task = newTaskFor(callable)
-        execute(task)
+        if (!pool.fork(task)) reject(task)
         return task
     }
 

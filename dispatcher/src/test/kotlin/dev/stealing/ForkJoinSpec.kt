@@ -3,6 +3,7 @@ package dev.stealing
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.types.shouldBeInstanceOf
 import java.io.IOException
 import java.time.Duration
@@ -10,6 +11,7 @@ import java.util.concurrent.CancellationException
 import java.util.concurrent.CompletionException
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.ExecutionException
+import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.AtomicInteger
@@ -102,6 +104,19 @@ class ForkJoinSpec : FunSpec({
 
     test("a null result is returned as null") {
         StealingDispatcher(1, "null").use { d -> d.fork<String?> { null }.join() shouldBe null }
+    }
+
+    test("fork is rejected once the pool takes no more work: from a worker of a stopping pool, from outside after shutdown") {
+        val d = StealingDispatcher(2, "fj-reject")
+        // Worker path (WorkStealingPool.fork): the pool stops while the forking task runs.
+        val fromWorker = d.fork {
+            d.executor.shutdownNow()
+            runCatching { d.fork { 1 } }.exceptionOrNull()
+        }.get(10, TimeUnit.SECONDS)
+        fromWorker.shouldBeInstanceOf<RejectedExecutionException>().message shouldContain "fj-reject"
+        d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+        // Outside path (falls back to execute): nothing is queued, the caller is told.
+        shouldThrow<RejectedExecutionException> { d.fork { 2 } }
     }
 
     test("the shared pool forks too") {
