@@ -99,9 +99,12 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
 
     /**
      * The Chase-Lev pop of slot `b0 - 1`: true if the owner now owns it (and has cleared it),
-     * false if the deque was empty or a thief won the last task.
+     * false if the deque was empty or a thief won the last task. Inline, so that [pop] (the
+     * worker loop, where the deque often runs empty) and [popIfNewest] (a join, where it rarely
+     * does) are compiled with their own branch profiles.
      */
-    private fun takeNewest(a: Array<Runnable?>, b0: Long): Boolean {
+    @Suppress("NOTHING_TO_INLINE")
+    private inline fun takeNewest(a: Array<Runnable?>, b0: Long): Boolean {
         val b = b0 - 1
         // Release (not opaque): a thief that acquires this lowered value must still see the
         // slots below it, which were published by earlier release stores of bottom.
