@@ -40,7 +40,9 @@ import kotlin.system.exitProcess
  * Options: `--quick` (1 warm-up + 3 measured rounds, 3 s idle window), `--warmup N`,
  * `--rounds N`, `--idle-seconds N`, `--only REGEX` (workload ids), `--parallelism N` (threads of
  * every pool we create; `Dispatchers.Default` keeps its own; default: the available processors),
- * `--out DIR` (default `benchmarks/results`, or `results` when run inside `benchmarks/`).
+ * `--out DIR` (default `benchmarks/results`, or `results` when run inside `benchmarks/`),
+ * `--jvms N` (default 1: run the whole report in N fresh JVMs one after another and pool their
+ * measured rounds; see [MultiJvmReport]).
  */
 fun main(args: Array<String>) {
     val options = try {
@@ -51,7 +53,7 @@ fun main(args: Array<String>) {
         exitProcess(2)
     }
     val code = try {
-        Report(options).run()
+        if (options.jvms > 1) MultiJvmReport(options, args).run() else Report(options).run()
     } catch (e: Throwable) {
         System.err.println("report: failed: $e")
         e.printStackTrace()
@@ -70,9 +72,13 @@ class Options(
     val parallelism: Int,
     val outDir: File,
     val runLimitSeconds: Long,
+    /** Fresh JVMs to run the report in, one after another; their measured rounds are pooled. */
+    val jvms: Int,
+    /** Set by [MultiJvmReport] for its child JVMs: where to write the raw samples. */
+    val samplesOut: File?,
 ) {
     companion object {
-        const val USAGE = "usage: ReportKt [--quick] [--warmup N] [--rounds N] [--idle-seconds N] [--only REGEX] [--parallelism N] [--out DIR] [--run-limit-seconds N]"
+        const val USAGE = "usage: ReportKt [--quick] [--warmup N] [--rounds N] [--idle-seconds N] [--only REGEX] [--parallelism N] [--out DIR] [--run-limit-seconds N] [--jvms N]"
 
         fun parse(args: Array<String>): Options {
             var quick = false
@@ -83,6 +89,8 @@ class Options(
             var parallelism = ExecutorUnderTest.CORES
             var out: File? = null
             var limit = 120L
+            var jvms = 1
+            var samplesOut: File? = null
             var i = 0
             fun value(name: String): String = args.getOrNull(++i) ?: throw IllegalArgumentException("$name needs a value")
             fun int(name: String, min: Int): Int {
@@ -101,6 +109,8 @@ class Options(
                     "--parallelism" -> parallelism = int(a, 1)
                     "--out" -> out = File(value(a))
                     "--run-limit-seconds" -> limit = int(a, 1).toLong()
+                    "--jvms" -> jvms = int(a, 1)
+                    MultiJvmReport.SAMPLES_OUT -> samplesOut = File(value(a))
                     "-h", "--help" -> { println(USAGE); exitProcess(0) }
                     else -> throw IllegalArgumentException("unknown argument '$a'")
                 }
@@ -116,6 +126,8 @@ class Options(
                 parallelism = parallelism,
                 outDir = out ?: defaultOut,
                 runLimitSeconds = limit,
+                jvms = jvms,
+                samplesOut = samplesOut,
             )
         }
     }
@@ -160,7 +172,8 @@ class Report(private val options: Options) {
         return ms(System.nanoTime() - t0)
     }
 
-    private val workloads: List<Workload> = listOf(
+    /** The workloads this run measures (after `--only`). */
+    val workloads: List<Workload> = listOf(
         Workload(
             "noop-separated",
             listOf(
@@ -312,6 +325,7 @@ class Report(private val options: Options) {
             }
         }
         val elapsed = (System.currentTimeMillis() - started) / 1000.0
+        options.samplesOut?.let { MultiJvmReport.writeSamples(it, samples, idle, failures) }
         val output = ReportOutput(options, workloads, samples, idle, failures, elapsed)
         output.printAndWrite()
         if (failures.isNotEmpty()) {

@@ -175,7 +175,8 @@ class ReportOutput(
                 "max heap ${Runtime.getRuntime().maxMemory() / (1 shl 20)} MB",
             "JDK: ${System.getProperty("java.vm.name")} ${System.getProperty("java.runtime.version")} (${System.getProperty("java.vm.vendor")})" +
                 if (rt.inputArguments.isEmpty()) "" else ", JVM flags: ${rt.inputArguments.joinToString(" ")}",
-            "Run: ${if (options.quick) "quick" else "full"} mode, ${options.warmupRounds} warm-up + ${options.rounds} measured rounds, " +
+            "Run: ${if (options.quick) "quick" else "full"} mode, ${options.warmupRounds} warm-up + ${options.rounds} measured rounds" +
+                (if (options.jvms > 1) " in each of ${options.jvms} fresh JVMs (rounds pooled), " else ", ") +
                 "executors alternated round by round, parallelism ${options.parallelism} (Dispatchers.Default: its own), %.0f s in all".format(elapsedSeconds),
         )
     }
@@ -185,7 +186,7 @@ class ReportOutput(
         appendLine()
         for (l in machine()) appendLine("- $l")
         appendLine()
-        appendLine("Produced by `java -cp benchmarks/target/benchmarks.jar dev.stealing.benchmarks.report.ReportKt${if (options.quick) " --quick" else ""}`. " +
+        appendLine("Produced by `java -cp benchmarks/target/benchmarks.jar dev.stealing.benchmarks.report.ReportKt${if (options.quick) " --quick" else ""}${if (options.jvms > 1) " --jvms ${options.jvms}" else ""}`. " +
             "Median of the measured rounds; spread = min - max; ratios are our executor's median over the peer's (lower is better; " +
             "for the allocation row, bytes over bytes). Executors: `stealing` = StealingDispatcher (`await`), `stealing-inline` = the same " +
             "with `awaitInline`, `default` = Dispatchers.Default, `fjp` = ForkJoinPool (RecursiveTask for fork/join), " +
