@@ -27,14 +27,21 @@ import java.lang.invoke.VarHandle
  * that producer will signal the pool after its write (see `docs/parking.md`), so reading the
  * queue as empty here never loses a task.
  */
-internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) {
+internal class GlobalQueue(
+    private val segmentCapacity: Int = SEGMENT_CAPACITY,
+    /** Where the first segment's positions start (tests: near the 32-bit wrap of `seqs`). */
+    firstPosition: Long = 0,
+) {
     init {
         require(segmentCapacity >= 2 && segmentCapacity and (segmentCapacity - 1) == 0) {
             "segmentCapacity must be a power of two >= 2, was $segmentCapacity"
         }
+        require(firstPosition >= 0 && firstPosition % segmentCapacity == 0L) {
+            "firstPosition must be a non-negative multiple of segmentCapacity, was $firstPosition"
+        }
     }
 
-    @Volatile private var head: Segment = Segment(segmentCapacity)
+    @Volatile private var head: Segment = Segment(segmentCapacity, firstPosition)
     @Volatile private var tail: Segment = head
 
     /** Any thread. Appends [task]; false only after [close]. */
@@ -120,11 +127,19 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
     }
 
     /** A bounded Vyukov ring; see the class comment of [GlobalQueue]. */
-    private class Segment(val capacity: Int) {
+    private class Segment(val capacity: Int, start: Long = 0) {
         private val mask = capacity - 1
         private val items = arrayOfNulls<Runnable>(capacity)
-        /** seqs[i] == pos: slot free for the producer of pos; == pos + 1: filled for the consumer of pos. */
-        private val seqs = LongArray(capacity) { it.toLong() }
+        /**
+         * seqs[i] == pos: slot free for the producer of pos; == pos + 1: filled for the consumer
+         * of pos. Stored as the low 32 bits of the position (8 bytes less per slot than a Long,
+         * which the drain of a flood reads and writes once per task): while `pos` is the
+         * current enqueue (dequeue) position, the slot for `pos` holds a value within
+         * `capacity + 1` of it, so the Int difference ([seqDiff]) is the true one. A `pos` that
+         * has gone stale can be misread, but every decision taken on a stale `pos` ends in a
+         * CAS of the 64-bit position that fails, or is re-checked against it first ([poll]).
+         */
+        private val seqs = IntArray(capacity) { (start + it).toInt() }
         /*
          * enqPos and deqPos are read only with getVolatile and changed only by CAS: they are the
          * claim points. A CAS on enqPos claims a slot for one producer (and, being a
@@ -133,8 +148,8 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
          * one slot (poll) or a run of slots (pollBatch) for one consumer. The slot contents
          * are published separately by the per-slot sequence numbers (setRelease/getAcquire).
          */
-        @Suppress("unused") private var enqPos: Long = 0 // through ENQ; may carry CLOSED
-        @Suppress("unused") private var deqPos: Long = 0 // through DEQ
+        @Suppress("unused") private var enqPos: Long = start // through ENQ; may carry CLOSED
+        @Suppress("unused") private var deqPos: Long = start // through DEQ
         @Volatile var next: Segment? = null
 
         fun casNext(expected: Segment?, value: Segment): Boolean = NEXT.compareAndSet(this, expected, value)
@@ -144,15 +159,14 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
             while (true) {
                 if (pos and CLOSED != 0L) return false
                 val i = (pos and mask.toLong()).toInt()
-                val seq = SEQ.getAcquire(seqs, i) as Long // pairs with setRelease in poll()
-                val dif = seq - pos
-                if (dif == 0L) {
+                val dif = seqDiff(SEQ.getAcquire(seqs, i) as Int, pos) // pairs with setRelease in poll()
+                if (dif == 0) {
                     if (ENQ.compareAndSet(this, pos, pos + 1)) { // claims slot i for this producer
                         items[i] = task // plain: published by the release store below
-                        SEQ.setRelease(seqs, i, pos + 1) // pairs with getAcquire in poll()
+                        SEQ.setRelease(seqs, i, (pos + 1).toInt()) // pairs with getAcquire in poll()
                         return true
                     }
-                } else if (dif < 0L) {
+                } else if (dif < 0) {
                     // The consumer of pos - capacity has not freed this slot: the ring is full.
                     ENQ.compareAndSet(this, pos, pos or CLOSED)
                 }
@@ -165,17 +179,22 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
             var pos = DEQ.getVolatile(this) as Long
             while (true) {
                 val i = (pos and mask.toLong()).toInt()
-                val seq = SEQ.getAcquire(seqs, i) as Long // pairs with setRelease in offer()
-                val dif = seq - (pos + 1)
-                if (dif == 0L) {
+                val dif = seqDiff(SEQ.getAcquire(seqs, i) as Int, pos + 1) // pairs with setRelease in offer()
+                if (dif == 0) {
                     if (DEQ.compareAndSet(this, pos, pos + 1)) { // claims slot i for this consumer
                         val task = items[i] // plain: ordered after the getAcquire of seqs[i] above
                         items[i] = null
-                        SEQ.setRelease(seqs, i, pos + mask + 1) // frees the slot; pairs with offer()
+                        SEQ.setRelease(seqs, i, (pos + mask + 1).toInt()) // frees the slot; pairs with offer()
                         return task
                     }
-                } else if (dif < 0L) {
-                    // Slot not filled: empty, or a producer claimed it and is still writing.
+                } else if (dif < 0) {
+                    // Slot not filled: empty, or a producer claimed it and is still writing. Only
+                    // if pos is still current: a stale one can make the 32-bit difference negative.
+                    val current = DEQ.getVolatile(this) as Long
+                    if (current != pos) {
+                        pos = current
+                        continue
+                    }
                     val e = ENQ.getVolatile(this) as Long
                     return if (e and CLOSED != 0L && (e and CLOSED.inv()) == pos) EXHAUSTED else null
                 }
@@ -194,7 +213,7 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
                 while (n < out.size) {
                     val i = ((pos + n) and mask.toLong()).toInt()
                     // A slot is ready for the consumer of position p when its seq is p + 1.
-                    if (SEQ.getAcquire(seqs, i) as Long != pos + n + 1) break // pairs with offer()
+                    if (SEQ.getAcquire(seqs, i) as Int != (pos + n + 1).toInt()) break // pairs with offer()
                     n++
                 }
                 if (n == 0) {
@@ -209,7 +228,7 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
                         val i = ((pos + k) and mask.toLong()).toInt()
                         out[k] = items[i]
                         items[i] = null
-                        SEQ.setRelease(seqs, i, pos + k + mask + 1) // frees the slot; pairs with offer()
+                        SEQ.setRelease(seqs, i, (pos + k + mask + 1).toInt()) // frees the slot; pairs with offer()
                     }
                     return n
                 }
@@ -239,7 +258,11 @@ internal class GlobalQueue(private val segmentCapacity: Int = SEGMENT_CAPACITY) 
             val ENQ: VarHandle = fieldHandle(Segment::class.java, "enqPos", Long::class.javaPrimitiveType!!)
             val DEQ: VarHandle = fieldHandle(Segment::class.java, "deqPos", Long::class.javaPrimitiveType!!)
             val NEXT: VarHandle = fieldHandle(Segment::class.java, "next", Segment::class.java)
-            val SEQ: VarHandle = MethodHandles.arrayElementVarHandle(LongArray::class.java)
+            val SEQ: VarHandle = MethodHandles.arrayElementVarHandle(IntArray::class.java)
+
+            /** `seq - pos` in 32 bits: exact while `pos` is current (see `seqs`). */
+            @Suppress("NOTHING_TO_INLINE")
+            inline fun seqDiff(seq: Int, pos: Long): Int = seq - pos.toInt()
         }
     }
 

@@ -4,6 +4,7 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.types.shouldBeSameInstanceAs
 import java.util.concurrent.CyclicBarrier
+import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicIntegerArray
 import kotlin.concurrent.thread
@@ -48,6 +49,70 @@ class GlobalQueueSpec : FunSpec({
         repeat(60) { q.offer(IdTask(it)) } // fits in the surviving 64-slot ring
         q.tailCapacity() shouldBe 64
         q.size() shouldBe 60
+    }
+
+    test("32-bit sequence numbers: a ring is reused across positions 2^31 and 2^32") {
+        for (start in listOf((1L shl 31) - 64, (1L shl 32) - 64)) runWithin(30_000) {
+            val q = GlobalQueue(segmentCapacity = 4, firstPosition = start)
+            val out = arrayOfNulls<Runnable>(3)
+            var next = 0
+            repeat(100) { round -> // 300 positions, crossing the boundary at 64
+                repeat(3) { q.offer(IdTask(round * 3 + it)) shouldBe true }
+                if (round % 2 == 0) {
+                    repeat(3) { (q.poll() as IdTask).id shouldBe next++ }
+                } else {
+                    q.pollBatch(out) shouldBe 3
+                    repeat(3) { (out[it] as IdTask).id shouldBe next++ }
+                }
+                q.poll() shouldBe null
+            }
+            q.tailCapacity() shouldBe 4 // never closed as full: the same ring all along
+        }
+    }
+
+    test("32-bit sequence numbers: concurrent producer and consumers across 2^32, each task once") {
+        runWithin(90_000) {
+            val total = 200_000 * stressMultiplier
+            val q = GlobalQueue(segmentCapacity = 64, firstPosition = (1L shl 32) - 64L * 1000)
+            val polled = AtomicIntegerArray(total)
+            val done = AtomicInteger()
+            val rejected = AtomicInteger()
+            val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60) // a lost task fails, not hangs
+            val start = CyclicBarrier(3)
+            val producer = thread(isDaemon = true) {
+                start.await()
+                for (id in 0 until total) {
+                    while (q.size() >= 32) { // keep within one ring
+                        if (System.nanoTime() > deadline) return@thread
+                        Thread.onSpinWait()
+                    }
+                    if (!q.offer(IdTask(id))) rejected.incrementAndGet()
+                }
+            }
+            val consumers = List(2) { c ->
+                thread(isDaemon = true) {
+                    start.await()
+                    val out = arrayOfNulls<Runnable>(5)
+                    while (done.get() < total && System.nanoTime() < deadline) {
+                        if (c == 0) {
+                            val task = q.poll() as IdTask? ?: continue
+                            polled.incrementAndGet(task.id)
+                            done.incrementAndGet()
+                        } else {
+                            val n = q.pollBatch(out)
+                            for (k in 0 until n) polled.incrementAndGet((out[k] as IdTask).id)
+                            done.addAndGet(n)
+                        }
+                    }
+                }
+            }
+            producer.join()
+            consumers.forEach { it.join() }
+            rejected.get() shouldBe 0
+            for (id in 0 until total) {
+                if (polled[id] != 1) error("task $id polled ${polled[id]} times")
+            }
+        }
     }
 
     test("close: later offers fail, earlier ones are still polled, then drained") {

@@ -28,3 +28,23 @@ fun spin(nanos: Long) {
     val end = System.nanoTime() + nanos
     while (System.nanoTime() < end) Thread.onSpinWait()
 }
+
+/**
+ * Runs [block] on a daemon thread and waits at most [timeoutMs] for it: a spin or livelock
+ * inside it becomes a test failure instead of a hung build. Rethrows what [block] threw.
+ */
+fun runWithin(timeoutMs: Long, block: () -> Unit) {
+    var failure: Throwable? = null
+    val t = Thread {
+        try {
+            block()
+        } catch (e: Throwable) {
+            failure = e
+        }
+    }
+    t.isDaemon = true
+    t.start()
+    t.join(timeoutMs)
+    if (t.isAlive) throw AssertionError("did not finish within $timeoutMs ms:\n" + t.stackTrace.joinToString("\n") { "  at $it" })
+    failure?.let { throw it }
+}
