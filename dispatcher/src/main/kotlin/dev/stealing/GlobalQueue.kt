@@ -189,7 +189,9 @@ internal class GlobalQueue(
                     }
                 } else if (dif < 0) {
                     // Slot not filled: empty, or a producer claimed it and is still writing. Only
-                    // if pos is still current: a stale one can make the 32-bit difference negative.
+                    // if pos is still current: a stale one can make the 32-bit difference negative,
+                    // and a null returned then would be a spurious "empty" (no task would be lost,
+                    // but the parking proof reads null as empty or a producer mid-write).
                     val current = DEQ.getVolatile(this) as Long
                     if (current != pos) {
                         pos = current
@@ -260,7 +262,10 @@ internal class GlobalQueue(
             val NEXT: VarHandle = fieldHandle(Segment::class.java, "next", Segment::class.java)
             val SEQ: VarHandle = MethodHandles.arrayElementVarHandle(IntArray::class.java)
 
-            /** `seq - pos` in 32 bits: exact while `pos` is current (see `seqs`). */
+            /**
+             * `seq - pos` in 32 bits: exact while `pos` is current (see `seqs`), because the true
+             * difference is then at most `capacity + 1` <= MAX_SEGMENT_CAPACITY + 1, far below 2^31.
+             */
             @Suppress("NOTHING_TO_INLINE")
             inline fun seqDiff(seq: Int, pos: Long): Int = seq - pos.toInt()
         }

@@ -77,6 +77,7 @@ class GlobalQueueSpec : FunSpec({
             val polled = AtomicIntegerArray(total)
             val done = AtomicInteger()
             val rejected = AtomicInteger()
+            val outOfOrder = AtomicInteger()
             val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60) // a lost task fails, not hangs
             val start = CyclicBarrier(3)
             val producer = thread(isDaemon = true) {
@@ -93,14 +94,20 @@ class GlobalQueueSpec : FunSpec({
                 thread(isDaemon = true) {
                     start.await()
                     val out = arrayOfNulls<Runnable>(5)
+                    var last = -1 // one producer: each consumer must see increasing ids (FIFO)
+                    fun take(id: Int) {
+                        if (id <= last) outOfOrder.incrementAndGet()
+                        last = id
+                        polled.incrementAndGet(id)
+                    }
                     while (done.get() < total && System.nanoTime() < deadline) {
                         if (c == 0) {
                             val task = q.poll() as IdTask? ?: continue
-                            polled.incrementAndGet(task.id)
+                            take(task.id)
                             done.incrementAndGet()
                         } else {
                             val n = q.pollBatch(out)
-                            for (k in 0 until n) polled.incrementAndGet((out[k] as IdTask).id)
+                            for (k in 0 until n) take((out[k] as IdTask).id)
                             done.addAndGet(n)
                         }
                     }
@@ -109,6 +116,7 @@ class GlobalQueueSpec : FunSpec({
             producer.join()
             consumers.forEach { it.join() }
             rejected.get() shouldBe 0
+            outOfOrder.get() shouldBe 0
             for (id in 0 until total) {
                 if (polled[id] != 1) error("task $id polled ${polled[id]} times")
             }
