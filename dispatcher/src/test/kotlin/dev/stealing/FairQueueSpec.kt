@@ -35,8 +35,9 @@ private class Behind(
  * reason [bQueued] (for a fair queue: its depth) must also say that B still has a task in its
  * queue: a B task that a worker has already taken, but whose (virtual) CPU is then stalled
  * before the task starts, is counted as waiting, yet no scheduler can give it to anyone else.
- * On the shared 2-vCPU VM such stalls of a few milliseconds happened (JDK 25, 2 of 11 runs:
- * 1,722 and 2,306 A tasks counted at 1:3 instead of 333).
+ * Such stalls of a few milliseconds on the shared 2-vCPU VM are the likely cause of two outliers
+ * (JDK 25, 2 of 11 runs: 1,722 and 2,306 A tasks counted at 1:3 instead of 333; inferred from
+ * their size, about 2 us of A work per task, not observed directly).
  */
 private fun itemsOfABehindB(a: Executor, b: Executor, bQueued: () -> Boolean = { true }): Behind {
     val aDone = AtomicInteger()
