@@ -26,17 +26,29 @@ import java.util.concurrent.TimeoutException
  * its own pool (another thread runs in its place), whichever pool the task belongs to; any
  * other thread simply blocks.
  *
- * Exactly-once: a forked task is run only by whoever removes it from a queue (pop, steal or
- * inline removal are mutually exclusive), so it never runs twice. [cancel] before it runs turns
- * it into a tombstone that completes without running the callable.
+ * Exactly-once: whoever runs the task first claims it with one CAS on its claim word (which
+ * holds the callable until then), so it never runs twice, even if it is queued twice or
+ * [run] is called directly. [cancel] before it runs turns it into a tombstone that completes
+ * without running the callable.
  *
- * State: one field, `result`, which holds NOT_DONE (or WAITING, once a thread is about to
- * block on this task's monitor) until a single CAS installs the value or a failure (as in
- * `CompletableFuture`). The completer notifies the monitor only if its CAS replaced WAITING.
- * Three reference fields in all: a fork allocates 24 bytes here (compressed oops).
+ * Interrupts: a task created by the `submit`, `invokeAll` or `invokeAny` methods of
+ * [StealingDispatcher.executor] is interrupted by `cancel(true)` while it runs, as a
+ * `FutureTask` is; the interrupt is cleared again when the task ends, so it never reaches what
+ * the thread runs next. A task created by [StealingDispatcher.fork] is never interrupted by
+ * [cancel] (the rule of `ForkJoinTask`): a fork/join tree cancels by completion, not by
+ * interrupting the threads that happen to run its parts.
+ *
+ * State: `result` holds NOT_DONE (or WAITING, once a thread is about to block on this task's
+ * monitor) until a single CAS installs the value or a failure (as in `CompletableFuture`). The
+ * completer notifies the monitor only if its CAS replaced WAITING. The claim word `runner`
+ * holds the callable, then (claimed) the running thread of an interruptible task or CLAIMED;
+ * INTERRUPTING while a `cancel(true)` interrupts that thread; DISCARDED if cancelled before
+ * anyone claimed it. Three reference fields in all: a fork allocates 24 bytes here (compressed
+ * oops).
  */
 public class ForkedTask<T> internal constructor(callable: Callable<T>) : RunnableFuture<T> {
-    private var callable: Callable<T>? = callable
+    /** The claim word (see the class comment); through [RUNNER]. */
+    @Suppress("unused") private var runner: Any? = callable
 
     /**
      * [NOT_DONE] or [WAITING] until completion; then the value ([NULL_VALUE] for null) or a
@@ -52,14 +64,45 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
 
     private fun isPending(r: Any?): Boolean = r === NOT_DONE || r === WAITING
 
-    /** Runs the task unless it is already done or cancelled. Called by the pool. */
+    /**
+     * Runs the task unless it was already claimed (it runs at most once) or cancelled. Called by
+     * the pool; a direct call is allowed and runs it here if nobody did yet.
+     */
     override fun run() {
-        if (!isPending(result())) { // cancelled (or done) before it ran: dead work, discarded
-            (Thread.currentThread() as? Worker)?.let { it.cancelledSkipped++ }
+        val c = RUNNER.getVolatile(this) // pairs with the CASes on runner
+        if (c !is Callable<*>) {
+            // Claimed already (runs once), or cancelled while queued: the first to take the
+            // tombstone from a queue counts it as discarded dead work.
+            if (c === DISCARDED && RUNNER.compareAndSet(this, DISCARDED, CLAIMED)) {
+                (Thread.currentThread() as? Worker)?.let { it.cancelledSkipped++ }
+            }
             return
         }
-        val c = callable ?: return
-        val value: T = try {
+        if (c is InterruptibleCall<*>) {
+            runInterruptibly(c)
+            return
+        }
+        if (!RUNNER.compareAndSet(this, c, CLAIMED)) return // claims the run: exactly once
+        if (isPending(result())) call(c)
+    }
+
+    /** [run] for a task that `cancel(true)` interrupts: the claim word holds the running thread. */
+    private fun runInterruptibly(c: InterruptibleCall<*>) {
+        val me = Thread.currentThread()
+        if (!RUNNER.compareAndSet(this, c, me)) return // claims the run: exactly once
+        val interruptedBefore = me.isInterrupted
+        if (isPending(result())) call(c)
+        if (!RUNNER.compareAndSet(this, me, CLAIMED)) {
+            // cancel(true) took the claim word from us (pairs with its CAS): wait until its
+            // interrupt has landed, then take back that interrupt, which was meant for this
+            // task only, so it cannot reach what this thread runs next.
+            while (RUNNER.getVolatile(this) === INTERRUPTING) Thread.onSpinWait()
+            if (!interruptedBefore) Thread.interrupted()
+        }
+    }
+
+    private fun call(c: Callable<*>) {
+        val value: Any? = try {
             c.call()
         } catch (e: Throwable) {
             complete(Failure(e, cancelled = false))
@@ -73,7 +116,6 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
             val r = result()
             if (!isPending(r)) return false
             if (RESULT.compareAndSet(this, r, outcome)) {
-                callable = null
                 // A waiter moved NOT_DONE to WAITING before it took the monitor and re-checked
                 // (waitUntilDone): notifying under the monitor cannot fall between its re-check
                 // and its wait().
@@ -88,12 +130,35 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
     override fun isCancelled(): Boolean = (result() as? Failure)?.cancelled == true
 
     /**
-     * Cancels the task if it has not completed. A task still queued never runs its callable; a
-     * running one runs to the end but its result is discarded. [mayInterruptIfRunning] is
-     * ignored (as for `CompletableFuture`).
+     * Cancels the task if it has not completed. A task still queued never runs its callable.
+     * With [mayInterruptIfRunning], a running task created by the executor's `submit`,
+     * `invokeAll` or `invokeAny` is interrupted (the interrupt is cleared when it ends); a
+     * forked one ([StealingDispatcher.fork]) is never interrupted, as with `ForkJoinTask`, and
+     * runs to its end with its result discarded.
      */
-    override fun cancel(mayInterruptIfRunning: Boolean): Boolean =
-        complete(Failure(CancellationException("task was cancelled"), cancelled = true))
+    override fun cancel(mayInterruptIfRunning: Boolean): Boolean {
+        if (!complete(Failure(CancellationException("task was cancelled"), cancelled = true))) return false
+        while (true) {
+            when (val r = RUNNER.getVolatile(this)) {
+                is Thread -> {
+                    if (!mayInterruptIfRunning) return true
+                    // Pairs with the runner's CAS from itself to CLAIMED: only one succeeds, so
+                    // the thread is interrupted only while it still runs this task.
+                    if (RUNNER.compareAndSet(this, r, INTERRUPTING)) {
+                        try {
+                            r.interrupt()
+                        } finally {
+                            RUNNER.setVolatile(this, CLAIMED) // releases the runner's wait
+                        }
+                        return true
+                    }
+                }
+                // Not claimed yet: drop the callable now; whoever dequeues the task discards it.
+                is Callable<*> -> if (RUNNER.compareAndSet(this, r, DISCARDED)) return true
+                else -> return true
+            }
+        }
+    }
 
     /**
      * Waits for the result and returns it; inlines or helps when called on a worker (see the
@@ -112,10 +177,15 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
         throw if (r.cancelled || e is RuntimeException || e is Error) e else CompletionException(e)
     }
 
-    /** Like [join], but interruptible and a failure is wrapped in [ExecutionException], as `Future` requires. */
+    /**
+     * Like [join], but interruptible and a failure is wrapped in [ExecutionException], as
+     * `Future` requires. A finished task's outcome is returned even on an interrupted thread;
+     * otherwise an interrupted caller gets [InterruptedException] at once (as `FutureTask`).
+     */
     @Throws(InterruptedException::class, ExecutionException::class)
     override fun get(): T {
         if (!isDone) {
+            if (Thread.interrupted()) throw InterruptedException()
             tryInlineOrHelp(Long.MAX_VALUE)
             if (!isDone) blockUntilDone(Long.MAX_VALUE, interruptible = true)
         }
@@ -123,15 +193,18 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
     }
 
     /**
-     * Waits at most [timeout] for the result. Inlining and helping happen as in [join]; helping
-     * starts no new task after the deadline (one already started runs to its end). A negative
-     * [timeout] is an error.
+     * Waits at most [timeout] for the result, as `Future.get` specifies: a finished task's
+     * outcome is returned at once; an interrupted caller gets [InterruptedException] before the
+     * timeout is considered; a zero or negative [timeout] means "do not wait" and throws
+     * [TimeoutException] if the task is not done. Inlining and helping happen as in [join];
+     * helping starts no new task after the deadline (one already started runs to its end).
      */
     @Throws(InterruptedException::class, ExecutionException::class, TimeoutException::class)
     override fun get(timeout: Long, unit: TimeUnit): T {
-        require(timeout >= 0) { "timeout must be >= 0, was $timeout" }
         if (!isDone) {
-            val nanos = unit.toNanos(timeout)
+            if (Thread.interrupted()) throw InterruptedException()
+            val nanos = unit.toNanos(timeout) // saturates at Long.MIN_VALUE / Long.MAX_VALUE
+            if (nanos <= 0L) throw TimeoutException("task not done (timeout $timeout $unit)")
             val deadline = if (nanos >= Long.MAX_VALUE / 2) Long.MAX_VALUE else System.nanoTime() + nanos
             tryInlineOrHelp(deadline)
             val left = if (deadline == Long.MAX_VALUE) Long.MAX_VALUE else deadline - System.nanoTime()
@@ -252,9 +325,40 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
         /** Spin-waits a joiner spends finding nothing to help with before it blocks (~50 us). */
         const val HELP_SPINS = 2048
 
+        /** Claim word: run (or being run) by a thread that no cancel may interrupt. */
+        val CLAIMED = Any()
+
+        /** Claim word: a `cancel(true)` is interrupting the runner, which waits for it to end. */
+        val INTERRUPTING = Any()
+
+        /** Claim word: cancelled before anyone claimed it; the callable is dropped. */
+        val DISCARDED = Any()
+
         val NOT_DONE = Any()
         val WAITING = Any()
         val NULL_VALUE = Any()
         val RESULT: VarHandle = fieldHandle(ForkedTask::class.java, "result", Any::class.java)
+        val RUNNER: VarHandle = fieldHandle(ForkedTask::class.java, "runner", Any::class.java)
+    }
+}
+
+/**
+ * The callable of a task created by the executor's `submit`, `invokeAll` or `invokeAny`: marks
+ * it as one that `cancel(true)` interrupts ([ForkedTask.cancel]). Wraps either a [Callable] or
+ * a [Runnable] with its result, so `submit(Runnable)` allocates one object here, not two.
+ */
+internal class InterruptibleCall<T> private constructor(
+    private val callable: Callable<T>?,
+    private val runnable: Runnable?,
+    private val value: T?,
+) : Callable<T> {
+    constructor(callable: Callable<T>) : this(callable, null, null)
+    constructor(runnable: Runnable, value: T) : this(null, runnable, value)
+
+    @Suppress("UNCHECKED_CAST")
+    override fun call(): T {
+        if (callable != null) return callable.call()
+        runnable!!.run()
+        return value as T
     }
 }

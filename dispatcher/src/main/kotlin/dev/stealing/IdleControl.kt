@@ -370,6 +370,8 @@ internal class IdleControl(private val pool: WorkStealingPool) {
         } catch (e: Throwable) {
             addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
             pool.reportFailure(Runnable { }, IllegalStateException("${pool.name}: cannot start a worker", e))
+            // With no live worker, nobody would ever run what is queued: reject it instead.
+            if (Ctl.live(ctl()) == 0) pool.rejectQueuedWithoutWorkers(e)
             return false
         }
         if (!started) addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE) // pool quiesced meanwhile

@@ -223,7 +223,11 @@ public class StealingDispatcher private constructor(
  * it on [Dispatchers.IO] so the coroutine completes (with cancellation), exactly as kotlinx's
  * executor dispatchers handle a [RejectedExecutionException].
  */
-internal fun rejectContinuation(context: CoroutineContext, block: Runnable) {
-    context.cancel(CancellationException("The task was rejected: the StealingDispatcher is closed"))
+internal fun rejectContinuation(
+    context: CoroutineContext,
+    block: Runnable,
+    why: String = "The task was rejected: the StealingDispatcher is closed",
+) {
+    context.cancel(CancellationException(why))
     Dispatchers.IO.dispatch(context, block)
 }

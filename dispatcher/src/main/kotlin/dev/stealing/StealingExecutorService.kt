@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit
 internal class StealingExecutorService(
     private val pool: WorkStealingPool,
     private val closeable: Boolean,
-) : AbstractExecutorService() {
+) : AbstractExecutorService(), AutoCloseable {
     private val propagateContext = pool.options.propagateContext
 
     override fun execute(command: Runnable) {
@@ -29,18 +29,22 @@ internal class StealingExecutorService(
         if (!pool.execute(task)) reject(command)
     }
 
-    /** Forks [callable] as a [ForkedTask]: queued like [execute], joinable with inlining. */
+    /**
+     * Forks [callable] as a [ForkedTask]: queued like [execute], joinable with inlining; never
+     * interrupted by `cancel(true)` (as a `ForkJoinTask`).
+     */
     fun <T> fork(callable: Callable<T>): ForkedTask<T> {
-        val task = newTaskFor(callable)
+        val task = ForkedTask(if (propagateContext) ContextCapture.wrap(callable) else callable)
         if (!pool.fork(task)) reject(task)
         return task
     }
 
+    /** The task behind `submit`, `invokeAll` and `invokeAny`: `cancel(true)` interrupts it while it runs. */
     override fun <T> newTaskFor(callable: Callable<T>): ForkedTask<T> =
-        ForkedTask(if (propagateContext) ContextCapture.wrap(callable) else callable)
+        ForkedTask(InterruptibleCall(if (propagateContext) ContextCapture.wrap(callable) else callable))
 
     override fun <T> newTaskFor(runnable: Runnable, value: T): ForkedTask<T> =
-        newTaskFor(Callable { runnable.run(); value })
+        if (propagateContext) newTaskFor(Callable { runnable.run(); value }) else ForkedTask(InterruptibleCall(runnable, value))
 
     override fun <T> submit(task: Callable<T>): ForkedTask<T> = super.submit(task) as ForkedTask<T>
 
@@ -66,9 +70,27 @@ internal class StealingExecutorService(
 
     override fun isTerminated(): Boolean = pool.isTerminated()
 
-    override fun awaitTermination(timeout: Long, unit: TimeUnit): Boolean {
-        require(timeout >= 0) { "timeout must be >= 0, was $timeout" }
-        return pool.awaitTermination(unit.toNanos(timeout))
+    /**
+     * Waits until the pool has terminated or [timeout] passes; a zero or negative [timeout]
+     * does not wait (it answers [isTerminated]).
+     *
+     * @throws IllegalStateException when called from a task of this pool, which would wait
+     *   for itself.
+     */
+    override fun awaitTermination(timeout: Long, unit: TimeUnit): Boolean = pool.awaitTermination(unit.toNanos(timeout))
+
+    /**
+     * [shutdown], then waits until every accepted task has run and the worker threads have
+     * finished, as `ExecutorService.close()` (JDK 19+) does. An interrupt while waiting does not
+     * end the wait (and, unlike the JDK's default method, does not discard queued work: use
+     * [shutdownNow] for that); it is re-asserted before this returns. Called from a task of this
+     * pool, it cannot wait for itself: it stops intake and returns. Declared here, not inherited,
+     * so it is also there on JDK 17, and it replaces the JDK 19+ default method.
+     */
+    override fun close() {
+        checkCloseable()
+        pool.shutdown()
+        if (pool.currentWorker() == null) pool.joinAll()
     }
 
     private fun checkCloseable() {

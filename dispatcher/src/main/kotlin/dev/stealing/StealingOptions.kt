@@ -26,8 +26,8 @@ import java.time.Duration
  *   idle CPU for wake-up latency; 0 parks right after one round.
  * @property globalCheckInterval every this many tasks a worker looks at the global queue and at
  *   the oldest task of its own deque first, so neither starves (default 61).
- * @property initialDequeCapacity initial ring size of each worker's deque; a power of two >= 2
- *   (default 64). It grows as needed; small values are for tests.
+ * @property initialDequeCapacity initial ring size of each worker's deque; a power of two in
+ *   2..65536 (default 64). It grows as needed; small values are for tests.
  * @property maxInlineDepth how many tasks may be nested on one thread by wait-inlining and
  *   helping joins before a join falls back to suspending or blocking (default 256).
  * @property propagateContext whether tasks submitted through the Executor path ([StealingDispatcher.executor],
@@ -40,15 +40,17 @@ import java.time.Duration
  *   stuck); at least `parallelism`. 0 (default) means `parallelism + 256`, as ForkJoinPool's
  *   default, capped at 2047.
  * @property keepAlive how long an extra thread stays idle before it retires (default 60 s, as
- *   ForkJoinPool and kotlinx's scheduler). Core workers never retire.
+ *   ForkJoinPool and kotlinx's scheduler); a duration over 70 years means never. Core workers
+ *   never retire.
  * @property pinThreads whether each core worker pins its thread to one CPU of the set the
  *   process may use (worker i to the i-th), through `net.openhft:affinity`, which must then be on
  *   the class path; default false. Where the OS or container does not allow it, the pool runs
  *   unpinned and [StealingStats.pinning] says why. Extra threads are never pinned.
  * @property starvationInterval how often the pool checks for workers stuck in a task while
  *   work waits (default 100 ms); one found stuck in a waiting state is compensated for by
- *   another thread, one that stays RUNNABLE only after 10 intervals. [Duration.ZERO] turns
- *   detection off (marked blocking still compensates).
+ *   another thread, one that stays RUNNABLE only after 10 intervals. [Duration.ZERO], or a
+ *   duration too long to matter (over 70 years), turns detection off (marked blocking still
+ *   compensates).
  */
 public class StealingOptions(
     public val daemon: Boolean = true,
@@ -68,6 +70,9 @@ public class StealingOptions(
         require(globalCheckInterval >= 1) { "globalCheckInterval must be >= 1, was $globalCheckInterval" }
         require(initialDequeCapacity >= 2 && initialDequeCapacity and (initialDequeCapacity - 1) == 0) {
             "initialDequeCapacity must be a power of two >= 2, was $initialDequeCapacity"
+        }
+        require(initialDequeCapacity <= MAX_INITIAL_DEQUE_CAPACITY) {
+            "initialDequeCapacity must be at most $MAX_INITIAL_DEQUE_CAPACITY (deques grow as needed), was $initialDequeCapacity"
         }
         require(maxInlineDepth >= 0) { "maxInlineDepth must be >= 0, was $maxInlineDepth" }
         require(maxThreads in 0..Ctl.MAX_THREADS) { "maxThreads must be in 0..${Ctl.MAX_THREADS}, was $maxThreads" }
@@ -145,8 +150,18 @@ public class StealingOptions(
         /** The defaults. */
         @JvmField
         public val DEFAULT: StealingOptions = StealingOptions()
+
+        /** Largest [initialDequeCapacity]: 64K slots; a deque grows beyond that as needed. */
+        private const val MAX_INITIAL_DEQUE_CAPACITY = 1 shl 16
     }
 }
+
+/**
+ * [duration] in nanoseconds, or Long.MAX_VALUE ("never") if it is longer than about 73 years
+ * (where nanosecond arithmetic on deadlines would overflow).
+ */
+internal fun nanosOrNever(duration: Duration): Long =
+    if (duration.seconds >= Long.MAX_VALUE / 4 / 1_000_000_000) Long.MAX_VALUE else duration.toNanos()
 
 /** Receives exceptions thrown by tasks submitted through the Executor path. */
 public fun interface TaskExceptionHandler {

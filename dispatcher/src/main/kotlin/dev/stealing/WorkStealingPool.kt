@@ -46,9 +46,7 @@ internal class WorkStealingPool(
     }
 
     /** [StealingOptions.keepAlive] in nanoseconds; Long.MAX_VALUE (never retire) if longer than ~70 years. */
-    val keepAliveNanos: Long = options.keepAlive.let {
-        if (it.seconds >= Long.MAX_VALUE / 4 / 1_000_000_000) Long.MAX_VALUE else it.toNanos()
-    }
+    val keepAliveNanos: Long = nanosOrNever(options.keepAlive)
 
     /** Most worker threads alive at once: `parallelism` plus extras for blocked workers. */
     val maxThreads: Int =
@@ -70,8 +68,9 @@ internal class WorkStealingPool(
         private set
 
     /** Watches for workers stuck in tasks while work waits; null if disabled. Started with the first worker. */
-    val monitor: StarvationMonitor? =
-        if (options.starvationInterval.isZero) null else StarvationMonitor(this, options.starvationInterval.toNanos())
+    val monitor: StarvationMonitor? = nanosOrNever(options.starvationInterval).let { interval ->
+        if (interval == 0L || interval == Long.MAX_VALUE) null else StarvationMonitor(this, interval)
+    }
 
     @Volatile private var runState = RUNNING
     private val lock = ReentrantLock()
@@ -165,14 +164,16 @@ internal class WorkStealingPool(
         val target = workerTable.getAcquire(slot) ?: return reject()
         if (currentWorker() != null) {
             if (isStopping()) return reject()
-            offerPersonal(target, task)
-            return true
+            beforeKeyedOffer?.run()
+            // Refused once the target has closed its queue on its way out (the pool stopped
+            // after the check above): that worker will never poll it again.
+            return offerPersonal(target, task) || reject()
         }
         outsideKeyedOffers.incrementAndGet()
         try {
             if (isShutdown()) return reject()
-            offerPersonal(target, task)
-            return true
+            beforeKeyedOffer?.run()
+            return offerPersonal(target, task) || reject()
         } finally {
             outsideKeyedOffers.decrementAndGet()
             if (isShutdown()) tryQuiesce() // a quiescence check may have skipped this pool for us
@@ -190,11 +191,18 @@ internal class WorkStealingPool(
      * exchange in [AffinityQueue.offer] and the volatile read of the park state below pair with
      * the sleeper's IDLE write + fence + check of its queue (docs/parking.md, "Affinity").
      */
-    private fun offerPersonal(target: Worker, task: Runnable) {
-        target.personal!!.offer(task)
-        VarHandle.fullFence() // explicit, though the exchange in offer() already orders it
+    private fun offerPersonal(target: Worker, task: Runnable): Boolean {
+        if (!target.personal!!.offer(task)) return false
+        VarHandle.fullFence() // explicit, though the CAS in offer() already orders it
         if (target.parkState() == Worker.IDLE) LockSupport.unpark(target)
+        return true
     }
+
+    /**
+     * Tests only: runs between a keyed offer's run-state check and the offer itself, to widen
+     * the window in which the target worker may exit. Plain: set before any task is submitted.
+     */
+    @JvmField internal var beforeKeyedOffer: Runnable? = null
 
     /**
      * Starts every core worker that is not running yet (keyed work needs its worker to exist),
@@ -344,7 +352,7 @@ internal class WorkStealingPool(
             w
         }
         try {
-            w.start()
+            threadStarter.accept(w)
         } catch (e: Throwable) {
             lock.withLock {
                 workerTable.setRelease(w.index, null)
@@ -372,6 +380,22 @@ internal class WorkStealingPool(
         return true
     }
 
+    /** Starts a worker's thread; tests replace it to make a start fail. */
+    @JvmField internal var threadStarter: java.util.function.Consumer<Thread> = java.util.function.Consumer { it.start() }
+
+    /**
+     * A worker could not be started and none is alive: the tasks waiting in the global queue
+     * and the fair queues would never run, so each is rejected ([rejectTask]: a forked task is
+     * cancelled, a coroutine cancelled, anything else reported, with [cause]) instead of being
+     * stranded. A later submission tries to start a worker again.
+     */
+    fun rejectQueuedWithoutWorkers(cause: Throwable) {
+        val stranded = ArrayList<Runnable>()
+        while (true) stranded += global.poll() ?: break
+        while (true) stranded += fair.poll() ?: break
+        for (task in stranded) rejectTask(task, startFailure = cause)
+    }
+
     /** Under [lock]: the lowest slot that is empty or holds a retired worker already unlinked; grows the table. */
     private fun freeSlotLocked(): Int {
         var table = workerTable
@@ -390,6 +414,8 @@ internal class WorkStealingPool(
     fun workerExited(w: Worker, retiredIdle: Boolean) {
         if (isStopping()) rejectLeftovers(w)
         val quiesced = lock.withLock {
+            exitedTotals.add(w) // its counts stay in stats() after it is gone
+            w.countersFolded = true
             liveWorkers--
             if (retiredIdle) retired++
             tryTerminateLocked()
@@ -483,11 +509,20 @@ internal class WorkStealingPool(
             w.interrupt()
         }
         // A task forked inside the pool may be joined by a running parent: cancel what is
-        // handed back so such a join ends (as ForkJoinPool.shutdownNow does).
-        for (task in unstarted) if (task is ForkedTask<*>) task.cancel(false)
+        // handed back so such a join ends (as ForkJoinPool.shutdownNow does). A coroutine's
+        // continuation is no task of the caller's: its coroutine is cancelled (rejectTask), as
+        // kotlinx's executor dispatchers do, instead of being handed back to hang unresumed.
+        val handedBack = ArrayList<Runnable>(unstarted.size)
+        for (task in unstarted) {
+            when (task) {
+                is kotlin.coroutines.Continuation<*> -> rejectTask(task)
+                is ForkedTask<*> -> { task.cancel(false); handedBack += task }
+                else -> handedBack += task
+            }
+        }
         wakeAllForExit()
         lock.withLock { tryTerminateLocked() }
-        return unstarted
+        return handedBack
     }
 
     private fun advanceRunState(target: Int) {
@@ -497,13 +532,14 @@ internal class WorkStealingPool(
     }
 
     /**
-     * After [stop], tasks a running task pushed onto its own deque, and keyed tasks still in its
-     * personal queue, are rejected, not lost.
+     * When [w] exits a stopping pool: tasks it pushed onto its own deque after [stop] took the
+     * deque's contents, and keyed tasks in its personal queue, are rejected, not lost. The
+     * personal queue is closed first, so a keyed offer racing this exit is either drained here
+     * or refused to its producer ([executeKeyed]).
      */
     private fun rejectLeftovers(w: Worker) {
         while (true) rejectTask(w.deque.pop() ?: break)
-        val personal = w.personal ?: return
-        while (true) rejectTask(personal.poll() ?: if (personal.hasWork()) continue else break)
+        w.personal?.drainClosed(::rejectTask)
     }
 
     /**
@@ -512,16 +548,23 @@ internal class WorkStealingPool(
      * executor dispatchers do), anything else reaches the failure handler with a
      * [RejectedExecutionException].
      */
-    fun rejectTask(task: Runnable) {
+    fun rejectTask(task: Runnable, startFailure: Throwable? = null) {
         rejected.increment()
+        val why = if (startFailure == null) "$name stopped" else "$name could not start a worker"
         when (task) {
             is ForkedTask<*> -> task.cancel(false)
-            is kotlin.coroutines.Continuation<*> -> rejectContinuation(task.context, task)
-            else -> reportFailure(task, RejectedExecutionException("$name stopped before running $task"))
+            is kotlin.coroutines.Continuation<*> -> rejectContinuation(task.context, task, "The task was rejected: $why")
+            else -> reportFailure(task, RejectedExecutionException("$why before running $task", startFailure))
         }
     }
 
+    /**
+     * Waits up to [nanos] for TERMINATED; true if reached. Zero or negative: no wait. Throws
+     * [InterruptedException] (undeclared) if interrupted while waiting.
+     */
     fun awaitTermination(nanos: Long): Boolean {
+        if (runState == TERMINATED) return true
+        if (nanos <= 0L) return false
         check(currentWorker() == null) { "a task of $name cannot wait for $name to terminate" }
         var remaining = nanos
         lock.withLock {
@@ -533,10 +576,23 @@ internal class WorkStealingPool(
         }
     }
 
-    /** Waits for termination, then for every worker thread to finish. Not on a worker. */
+    /**
+     * Waits for termination, then for every worker thread to finish. Not on a worker. An
+     * interrupt does not end the wait; it is re-asserted on return (as JDK 19+
+     * `ExecutorService.close()` does).
+     */
     fun joinAll() {
-        while (!awaitTermination(TimeUnit.SECONDS.toNanos(1))) { /* keep waiting */ }
-        forEachWorker { it.join() }
+        var interrupted = false
+        while (true) {
+            try {
+                while (!awaitTermination(TimeUnit.SECONDS.toNanos(1))) { /* keep waiting */ }
+                forEachWorker { it.join() }
+                break
+            } catch (e: InterruptedException) {
+                interrupted = true
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt()
     }
 
     /** Executor-path failure: the configured handler, or the thread's uncaught-exception handler. */
@@ -563,34 +619,40 @@ internal class WorkStealingPool(
         }
     }
 
+    /**
+     * Counters of workers that have exited (retired extras, or all of them at termination),
+     * guarded by [lock]: [stats] adds the live workers' counters to these, under the same lock,
+     * so every counter only grows, whichever threads come and go.
+     */
+    private val exitedTotals = WorkerTotals()
+
     fun stats(): StealingStats {
-        var executed = 0L; var localPops = 0L; var globalPops = 0L; var stealAttempts = 0L
-        var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
-        var blockedJoins = 0L; var failed = externalFailed.sum(); var cancelled = 0L
-        var blocked = 0; var affinityPops = 0L
+        val t = WorkerTotals()
+        var blocked = 0
         val depths = ArrayList<Int>()
         val affinityDepths = ArrayList<Int>()
-        forEachWorker { w ->
-            if (w.parkState() == Worker.RETIRED || w.parkState() == Worker.RETIRED_ON_STACK) return@forEachWorker
-            if (w.blockState == Worker.MARKED || w.blockState == Worker.PRESUMED) blocked++
-            w.personal?.let { affinityDepths += it.size() }
-            affinityPops += w.affinityPops
-            executed += w.executed; localPops += w.localPops; globalPops += w.globalPops
-            stealAttempts += w.stealAttempts; steals += w.steals; parks += w.parks
-            wakeups += w.wakeups; inlined += w.inlined; helped += w.helped
-            blockedJoins += w.blockedJoins; failed += w.failed; cancelled += w.cancelledSkipped
-            depths += w.deque.size()
+        val live: Int; val injectedNow: Long; val retiredNow: Long
+        lock.withLock {
+            t.addAll(exitedTotals)
+            forEachWorker { w ->
+                if (w.countersFolded) return@forEachWorker // exited: counted in exitedTotals
+                if (w.blockState == Worker.MARKED || w.blockState == Worker.PRESUMED) blocked++
+                w.personal?.let { affinityDepths += it.size() }
+                depths += w.deque.size()
+                t.add(w)
+            }
+            live = liveWorkers; injectedNow = injected; retiredNow = retired
         }
-        val (live, injectedNow, retiredNow) = lock.withLock { Triple(liveWorkers, injected, retired) }
         return StealingStats(
             name = name, parallelism = parallelism, threads = live, idleThreads = idle.idleCount(),
             blockedThreads = blocked, maxThreads = maxThreads, injectedThreads = injectedNow,
             retiredThreads = retiredNow, presumedBlocked = presumedBlocked.sum(),
-            executed = executed, localPops = localPops, globalPops = globalPops,
-            stealAttempts = stealAttempts, steals = steals, inlined = inlined, helped = helped,
-            blockedJoins = blockedJoins, parks = parks, unparks = wakeups, failed = failed, cancelled = cancelled,
+            executed = t.executed, localPops = t.localPops, globalPops = t.globalPops,
+            stealAttempts = t.stealAttempts, steals = t.steals, inlined = t.inlined, helped = t.helped,
+            blockedJoins = t.blockedJoins, parks = t.parks, unparks = t.wakeups,
+            failed = t.failed + externalFailed.sum(), cancelled = t.cancelledSkipped,
             rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
-            affinityPops = affinityPops, affinityQueueDepths = affinityDepths,
+            affinityPops = t.affinityPops, affinityQueueDepths = affinityDepths,
             fairQueues = fair.queues().map { it.stats() },
             pinning = pinningSummary(),
             state = when (runState) {
@@ -613,5 +675,27 @@ internal class WorkStealingPool(
         const val STOP = 2
         const val TIDYING = 3
         const val TERMINATED = 4
+    }
+}
+
+/** Sums of the per-worker counters, for [WorkStealingPool.stats]. */
+internal class WorkerTotals {
+    var executed = 0L; var localPops = 0L; var globalPops = 0L; var stealAttempts = 0L
+    var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
+    var blockedJoins = 0L; var failed = 0L; var cancelledSkipped = 0L; var affinityPops = 0L
+
+    /** Adds [w]'s counters (racy reads of the owner's plain fields). */
+    fun add(w: Worker) {
+        executed += w.executed; localPops += w.localPops; globalPops += w.globalPops
+        stealAttempts += w.stealAttempts; steals += w.steals; parks += w.parks; wakeups += w.wakeups
+        inlined += w.inlined; helped += w.helped; blockedJoins += w.blockedJoins; failed += w.failed
+        cancelledSkipped += w.cancelledSkipped; affinityPops += w.affinityPops
+    }
+
+    fun addAll(o: WorkerTotals) {
+        executed += o.executed; localPops += o.localPops; globalPops += o.globalPops
+        stealAttempts += o.stealAttempts; steals += o.steals; parks += o.parks; wakeups += o.wakeups
+        inlined += o.inlined; helped += o.helped; blockedJoins += o.blockedJoins; failed += o.failed
+        cancelledSkipped += o.cancelledSkipped; affinityPops += o.affinityPops
     }
 }

@@ -119,6 +119,12 @@ internal class Worker(
         isDaemon = pool.options.daemon
     }
 
+    /**
+     * Set under the pool's lock when this worker has exited and its counters were added to the
+     * pool's totals; read under that lock by stats(), which then skips it.
+     */
+    @JvmField var countersFolded = false
+
     /** Owner only: set when this worker left the pool by retiring (already uncounted). */
     private var retired = false
 
@@ -141,6 +147,7 @@ internal class Worker(
                     pool.idle.endSearch()
                 }
                 inTask = true
+                clearStrayInterrupt()
                 runTask(task)
                 inTask = false
             }
@@ -148,6 +155,18 @@ internal class Worker(
             if (!retired) pool.idle.exitRunning(this)
             pool.workerExited(this, retired)
         }
+    }
+
+    /**
+     * Before a top-level task: an interrupt left over from the previous task (or from a cancel
+     * aimed at it) must not reach this one, as in `ThreadPoolExecutor`. Unless the pool is
+     * stopping: then the interrupt is [WorkStealingPool.stop]'s and stays (re-asserted if this
+     * cleared it after stop() sent it; stop() writes the run state before it interrupts).
+     * Not for nested runs (inlined or helped tasks), whose caller's interrupt status belongs to
+     * the caller.
+     */
+    private fun clearStrayInterrupt() {
+        if (interrupted() && pool.isStopping()) interrupt()
     }
 
     /** Runs [task], counting it; a failure goes to the pool's handler and the worker lives on. */

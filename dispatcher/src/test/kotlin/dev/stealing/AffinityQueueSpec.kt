@@ -9,10 +9,12 @@ import org.jetbrains.lincheck.datastructures.Param
 import java.util.concurrent.CyclicBarrier
 
 /**
- * The personal queue under Lincheck: producers offer from any thread, the single consumer polls
- * and checks for work. [poll] may return null while an offer is between its exchange and its
- * link, so it is checked against a specification where poll retries while [hasWork] says a task
- * is on its way (exactly what the owner worker does before it parks).
+ * The personal queue under Lincheck: producers offer from any thread, any thread may close it,
+ * the single consumer polls and checks for work. [poll] may return null while an offer (or the
+ * close) is between its CAS and its link, so it is checked against a specification where poll
+ * retries while [hasWork] says a task is on its way (exactly what the owner worker does before
+ * it parks, and what its drain at exit does). An offer after the close must fail; one before it
+ * must be polled.
  */
 @Param(name = "id", gen = IntGen::class, conf = "0:3")
 class AffinityQueueLincheckModel {
@@ -20,7 +22,10 @@ class AffinityQueueLincheckModel {
     private val tasks = Array(4) { IdTask(it) }
 
     @Operation
-    fun offer(@Param(name = "id") id: Int) = queue.offer(tasks[id])
+    fun offer(@Param(name = "id") id: Int): Boolean = queue.offer(tasks[id])
+
+    @Operation
+    fun close() = queue.close()
 
     @Operation(nonParallelGroup = "owner")
     fun poll(): Int? {
@@ -31,10 +36,12 @@ class AffinityQueueLincheckModel {
     }
 }
 
-/** The sequential specification: a FIFO queue. */
+/** The sequential specification: a FIFO queue that refuses offers once closed. */
 class SequentialFifo {
     private val q = ArrayDeque<Int>()
-    fun offer(id: Int) = q.addLast(id)
+    private var closed = false
+    fun offer(id: Int): Boolean = !closed && q.add(id)
+    fun close() { closed = true }
     fun poll(): Int? = q.removeFirstOrNull()
 }
 
@@ -73,5 +80,28 @@ class AffinityQueueSpec : FunSpec({
         threads.forEach { it.join() }
         queue.poll() shouldBe null
         queue.hasWork() shouldBe false
+    }
+
+    test("close racing producers: every offer that returned true is drained, every later one fails") {
+        repeat(200 * stressMultiplier) {
+            val queue = AffinityQueue()
+            val accepted = java.util.concurrent.atomic.AtomicInteger()
+            val start = CyclicBarrier(3)
+            val producers = List(2) { p ->
+                Thread {
+                    start.await()
+                    for (i in 0 until 2_000) if (queue.offer(IdTask(p * 2_000 + i))) accepted.incrementAndGet() else break
+                }.apply { start() }
+            }
+            start.await()
+            var drained = 0
+            repeat(500) { if (queue.poll() != null) drained++ }
+            queue.drainClosed { drained++ }
+            producers.forEach { it.join() }
+            queue.offer(IdTask(-1)) shouldBe false
+            drained shouldBe accepted.get()
+            queue.hasWork() shouldBe false
+            queue.size() shouldBe 0
+        }
     }
 })

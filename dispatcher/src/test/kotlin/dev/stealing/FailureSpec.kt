@@ -7,9 +7,44 @@ import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
+import kotlinx.coroutines.launch
 
 class FailureSpec : FunSpec({
+    test("a pool that cannot start any worker rejects what it accepted instead of stranding it") {
+        val handled = java.util.concurrent.ConcurrentLinkedQueue<Pair<Runnable, Throwable>>()
+        val d = StealingDispatcher(2, "no-threads", StealingOptions(exceptionHandler = { t, e -> handled += t to e }))
+        val refuse = AtomicBoolean(true)
+        val starter = d.pool.threadStarter
+        d.pool.threadStarter = java.util.function.Consumer { t ->
+            if (refuse.get()) throw OutOfMemoryError("unable to create native thread (test)") else starter.accept(t)
+        }
+        try {
+            val plain = Runnable { error("must not run") }
+            d.executor.execute(plain) // accepted: the queue took it; then the worker start fails
+            val forked = d.fork { 42 }
+            val job = kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Job()).launch(d) { error("must not run") }
+            // Each was rejected: the Runnable to the handler, the fork cancelled, the coroutine cancelled.
+            eventually(10_000) { handled.any { it.first === plain } } shouldBe true
+            handled.first { it.first === plain }.second.let {
+                (it is java.util.concurrent.RejectedExecutionException) shouldBe true
+                (it.cause is OutOfMemoryError) shouldBe true
+            }
+            forked.isCancelled shouldBe true
+            kotlinx.coroutines.runBlocking { kotlinx.coroutines.withTimeout(10_000) { job.join() } }
+            job.isCancelled shouldBe true
+            d.stats().globalQueueDepth shouldBe 0
+            // Once threads can be started again, the pool works.
+            refuse.set(false)
+            d.executor.submit<Int> { 7 }.get(10, TimeUnit.SECONDS) shouldBe 7
+        } finally {
+            refuse.set(false)
+            d.close()
+        }
+    }
+
+
     test("a storm of throwing tasks leaves every worker alive and reaches the handler") {
         val n = 50_000
         val failures = AtomicInteger()

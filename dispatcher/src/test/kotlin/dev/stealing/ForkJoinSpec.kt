@@ -88,17 +88,21 @@ class ForkJoinSpec : FunSpec({
         }
     }
 
-    test("get with timeout times out, and rejects a negative timeout naming it") {
+    test("get with timeout times out; a zero or negative timeout does not wait (Future.get, FutureTask)") {
         StealingDispatcher(1, "fj-timeout").use { d ->
             val gate = CountDownLatch(1)
             val t = d.fork { gate.await(); 1 }
             try {
                 shouldThrow<TimeoutException> { t.get(10, TimeUnit.MILLISECONDS) }
-                shouldThrow<IllegalArgumentException> { t.get(-1, TimeUnit.MILLISECONDS) }.message shouldBe "timeout must be >= 0, was -1"
+                shouldThrow<TimeoutException> { t.get(-1, TimeUnit.MILLISECONDS) }
+                shouldThrow<TimeoutException> { t.get(0, TimeUnit.MILLISECONDS) }
+                shouldThrow<TimeoutException> { t.get(Long.MIN_VALUE, TimeUnit.DAYS) }
             } finally {
                 gate.countDown() // a failed assertion must not leave close() waiting on the gated worker
             }
             t.get(10, TimeUnit.SECONDS) shouldBe 1
+            t.get(-1, TimeUnit.MILLISECONDS) shouldBe 1 // done: the value, whatever the timeout
+            t.get(0, TimeUnit.MILLISECONDS) shouldBe 1
         }
     }
 

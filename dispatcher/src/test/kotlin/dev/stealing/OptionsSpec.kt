@@ -14,6 +14,20 @@ class OptionsSpec : FunSpec({
         shouldThrow<IllegalArgumentException> { StealingOptions.DEFAULT.withSpinRounds(-2) }.message shouldBe "spinRounds must be >= 0, was -2"
     }
 
+    test("initialDequeCapacity is bounded up front (1 shl 30 was accepted and killed the first worker with OutOfMemoryError)") {
+        shouldThrow<IllegalArgumentException> { StealingOptions(initialDequeCapacity = 1 shl 30) }.message shouldBe
+            "initialDequeCapacity must be at most 65536 (deques grow as needed), was 1073741824"
+        StealingOptions(initialDequeCapacity = 1 shl 16).initialDequeCapacity shouldBe 65536
+    }
+
+    test("durations too long to matter mean never (starvationInterval of Long.MAX_VALUE seconds overflowed)") {
+        val never = java.time.Duration.ofSeconds(Long.MAX_VALUE)
+        StealingDispatcher(1, "never", StealingOptions(starvationInterval = never, keepAlive = never)).use { d ->
+            d.pool.monitor shouldBe null
+            d.executor.submit<Int> { 1 }.get() shouldBe 1
+        }
+    }
+
     test("with-copies change only their field") {
         val o = StealingOptions.DEFAULT.withDaemon(false).withMaxInlineDepth(7)
         o.daemon shouldBe false

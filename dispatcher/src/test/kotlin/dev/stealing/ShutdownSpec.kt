@@ -113,10 +113,13 @@ class ShutdownSpec : FunSpec({
         shouldThrow<UnsupportedOperationException> { StealingDispatcher.executor.shutdownNow() }
     }
 
-    test("awaitTermination rejects a negative timeout, naming it") {
-        StealingDispatcher(1).use { d ->
-            shouldThrow<IllegalArgumentException> { d.executor.awaitTermination(-1, TimeUnit.SECONDS) }
-                .message shouldContain "timeout"
-        }
+    test("awaitTermination with a zero or negative timeout does not wait: false while running, true once terminated (ThreadPoolExecutor)") {
+        val d = StealingDispatcher(1, "await-zero")
+        d.executor.awaitTermination(-1, TimeUnit.SECONDS) shouldBe false
+        d.executor.awaitTermination(0, TimeUnit.SECONDS) shouldBe false
+        d.executor.awaitTermination(Long.MIN_VALUE, TimeUnit.DAYS) shouldBe false
+        d.close()
+        d.executor.awaitTermination(-1, TimeUnit.SECONDS) shouldBe true
+        d.executor.awaitTermination(0, TimeUnit.SECONDS) shouldBe true
     }
 })

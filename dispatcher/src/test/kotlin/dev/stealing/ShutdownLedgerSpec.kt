@@ -1,0 +1,232 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.joinAll
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import java.time.Duration
+import java.util.concurrent.CyclicBarrier
+import java.util.concurrent.Executor
+import java.util.concurrent.RejectedExecutionException
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicIntegerArray
+import java.util.concurrent.atomic.AtomicReferenceArray
+import java.util.concurrent.ConcurrentLinkedQueue
+import kotlin.concurrent.thread
+import kotlin.random.Random
+
+/**
+ * Where each accepted task ended. Every task must end in exactly one of: it ran, `shutdownNow()`
+ * handed it back, its submitter got a [RejectedExecutionException], the pool's exception
+ * handler got one for it, or (a forked task or a coroutine) it was cancelled without running.
+ * Each outcome adds its own digit (base 16) to the task's entry, so a task that ended twice,
+ * or not at all, shows.
+ */
+private object Outcome {
+    const val RAN = 1
+    const val HANDED_BACK = 1 shl 4
+    const val REJECTED_AT_SUBMIT = 1 shl 8
+    const val REJECTED_TO_HANDLER = 1 shl 12
+    const val CANCELLED = 1 shl 16
+    val single = setOf(RAN, HANDED_BACK, REJECTED_AT_SUBMIT, REJECTED_TO_HANDLER, CANCELLED)
+}
+
+/** The submission paths: outside and from inside a task, plain, keyed, fair, forked, coroutine. */
+private val pathNames = listOf("execute", "keyed", "fair", "fork", "launch", "launch(keyed)", "launch(fair)")
+
+/**
+ * One round: three outside threads submit through every path, one task in ten submits two more
+ * from its worker, and `shutdownNow()` or `close()` comes at a random moment. Returns a
+ * description of every task that did not end in exactly one outcome (empty: all accounted).
+ */
+private fun ledgerRound(round: Int, random: Random, capacity: Int): List<String> {
+    val outcomes = AtomicIntegerArray(capacity)
+    val paths = ByteArray(capacity)
+    val forked = AtomicReferenceArray<ForkedTask<*>?>(capacity)
+    val jobs = AtomicReferenceArray<Job?>(capacity)
+    val unexpected = ConcurrentLinkedQueue<String>()
+    val nextId = AtomicInteger()
+    fun mark(id: Int, outcome: Int) = outcomes.addAndGet(id, outcome)
+
+    val d = StealingDispatcher(
+        2, "ledger-$round",
+        StealingOptions(
+            exceptionHandler = { task, e ->
+                if (task is LedgerTask && e is RejectedExecutionException) mark(task.id, Outcome.REJECTED_TO_HANDLER)
+                else unexpected += "handler got $task: $e"
+            },
+        ),
+    )
+    val scope = CoroutineScope(SupervisorJob())
+    val keyed: List<Executor> = List(3) { d.affinityExecutor("key-$it") }
+    val keyedDispatchers: List<CoroutineDispatcher> = List(3) { d.affinity("key-$it") }
+    val fairQueues = List(2) { d.fairQueue("ledger-fair-$it", weight = it + 1) }
+
+    lateinit var submit: (Int) -> Unit
+
+    /** A task's body: records the run; one in ten submits two more from the worker. */
+    fun body(id: Int) {
+        mark(id, Outcome.RAN)
+        if (id % 10 == 0) {
+            submit(id * 7 % pathNames.size)
+            submit(id * 3 % pathNames.size)
+        }
+    }
+
+    submit = { path ->
+        val id = nextId.getAndIncrement()
+        if (id < capacity) {
+            paths[id] = path.toByte()
+            try {
+                when (path) {
+                    0 -> d.executor.execute(LedgerTask(id, ::body))
+                    1 -> keyed[id % keyed.size].execute(LedgerTask(id, ::body))
+                    2 -> fairQueues[id % fairQueues.size].executor.execute(LedgerTask(id, ::body))
+                    3 -> forked.set(id, d.fork { body(id) })
+                    4 -> jobs.set(id, scope.launch(d) { body(id) })
+                    5 -> jobs.set(id, scope.launch(keyedDispatchers[id % keyedDispatchers.size]) { body(id) })
+                    else -> jobs.set(id, scope.launch(fairQueues[id % fairQueues.size]) { body(id) })
+                }
+            } catch (e: RejectedExecutionException) {
+                mark(id, Outcome.REJECTED_AT_SUBMIT)
+            }
+        }
+    }
+
+    val stopProducers = AtomicBoolean()
+    val start = CyclicBarrier(4)
+    val producers = List(3) { p ->
+        thread(name = "ledger-producer-$p") {
+            val r = Random(round * 31 + p)
+            start.await()
+            while (!stopProducers.get() && nextId.get() < capacity) submit(r.nextInt(pathNames.size))
+        }
+    }
+    start.await()
+    spin(random.nextLong(200_000, 3_000_000)) // let work pile up and run; the race is the subject
+    val useShutdownNow = random.nextBoolean()
+    val handedBack: List<Runnable> = if (useShutdownNow) d.executor.shutdownNow() else emptyList<Runnable>().also { d.close() }
+    stopProducers.set(true)
+    producers.forEach { it.join(30_000) }
+    d.executor.awaitTermination(30, TimeUnit.SECONDS) shouldBe true
+
+    for (task in handedBack) {
+        when (task) {
+            is LedgerTask -> mark(task.id, Outcome.HANDED_BACK)
+            is ForkedTask<*> -> Unit // cancelled by shutdownNow: counted below
+            else -> unexpected += "handed back an unknown task $task"
+        }
+    }
+    val submitted = minOf(nextId.get(), capacity)
+    // Rejected coroutines finish their cancellation on Dispatchers.IO.
+    runBlocking { withTimeout(30_000) { (0 until submitted).mapNotNull { jobs.get(it) }.joinAll() } }
+    scope.cancel()
+    for (id in 0 until submitted) {
+        val ran = outcomes.get(id) and 0xF != 0
+        val f = forked.get(id)
+        if (f != null && f.isCancelled && !ran) mark(id, Outcome.CANCELLED)
+        val j = jobs.get(id)
+        if (j != null && j.isCancelled) mark(id, Outcome.CANCELLED)
+    }
+    val bad = ArrayList<String>(unexpected)
+    for (id in 0 until submitted) {
+        val o = outcomes.get(id)
+        if (o !in Outcome.single) {
+            bad += "round $round (${if (useShutdownNow) "shutdownNow" else "close"}): task $id via " +
+                "${pathNames[paths[id].toInt()]} has outcome 0x${Integer.toHexString(o)}"
+        }
+    }
+    return bad
+}
+
+private class LedgerTask(val id: Int, private val body: (Int) -> Unit) : Runnable {
+    override fun run() = body(id)
+    override fun toString(): String = "LedgerTask($id)"
+}
+
+class ShutdownLedgerSpec : FunSpec({
+    test("every accepted task on every path runs, is handed back or is rejected, exactly once, racing shutdownNow and close") {
+        // -Dledger.seconds=N (through the surefire argLine) turns this into a soak of N seconds.
+        val seconds = System.getProperty("ledger.seconds")?.toLongOrNull()
+        val deadline = if (seconds != null) System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds) else Long.MAX_VALUE
+        val rounds = if (seconds != null) Int.MAX_VALUE else 40 * stressMultiplier
+        val random = Random(42)
+        var round = 0
+        val failures = ArrayList<String>()
+        while (round < rounds && System.nanoTime() - deadline < 0) {
+            failures += ledgerRound(round, random, capacity = 200_000)
+            round++
+            if (failures.size > 20) break
+        }
+        if (seconds != null) println("ShutdownLedgerSpec soak: $round rounds in $seconds s")
+        failures shouldBe emptyList()
+    }
+
+    test("a keyed offer from a worker racing its target's exit after shutdownNow is rejected, not stranded") {
+        // Pool of 2, no injection: key k0 is served by worker 0, k1 by worker 1. A task on worker 1
+        // offers keyed work to worker 0 after shutdownNow(), in the window between its run-state
+        // check and its offer, while worker 0 exits. Before the fix, worker 0 had already drained
+        // its personal queue and the offer was accepted and never run.
+        val handlerGot = ConcurrentLinkedQueue<Runnable>()
+        val d = StealingDispatcher(
+            2, "keyed-exit",
+            StealingOptions(starvationInterval = Duration.ZERO, exceptionHandler = { task, _ -> handlerGot += task }),
+        )
+        val k0 = (0..1000).first { AffinityDispatcher.slotFor(it, 2) == 0 }
+        val k1 = (0..1000).first { AffinityDispatcher.slotFor(it, 2) == 1 }
+        val worker0 = java.util.concurrent.CompletableFuture<Thread>()
+        d.affinityExecutor(k0).execute { worker0.complete(Thread.currentThread()) }
+        val w0 = worker0.get(10, TimeUnit.SECONDS)
+        val inWindow = java.util.concurrent.CountDownLatch(1)
+        val proceed = java.util.concurrent.CountDownLatch(1)
+        d.pool.beforeKeyedOffer = Runnable {
+            if (Thread.currentThread() is Worker) {
+                inWindow.countDown()
+                var interrupted = false // shutdownNow interrupts this worker: keep waiting
+                while (true) {
+                    try {
+                        proceed.await(30, TimeUnit.SECONDS)
+                        break
+                    } catch (e: InterruptedException) {
+                        interrupted = true
+                    }
+                }
+                if (interrupted) Thread.currentThread().interrupt()
+            }
+        }
+        val late = Runnable { error("must not run: the pool stopped") }
+        val outcome = java.util.concurrent.atomic.AtomicReference<String>()
+        val k0Executor = d.affinityExecutor(k0)
+        d.affinityExecutor(k1).execute {
+            outcome.set(
+                try {
+                    k0Executor.execute(late)
+                    "accepted"
+                } catch (e: RejectedExecutionException) {
+                    "rejected"
+                },
+            )
+        }
+        try {
+            inWindow.await(10, TimeUnit.SECONDS) shouldBe true
+            val handedBack = d.executor.shutdownNow()
+            w0.join(10_000)
+            w0.isAlive shouldBe false // worker 0 has exited (and drained its queue)
+            proceed.countDown()
+            d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+            val accountedFor = (outcome.get() == "rejected") || late in handedBack || late in handlerGot
+            accountedFor shouldBe true
+        } finally {
+            proceed.countDown()
+        }
+    }
+})
