@@ -163,7 +163,7 @@ class ShutdownLedgerSpec : FunSpec({
         var round = 0
         val failures = ArrayList<String>()
         while (round < rounds && System.nanoTime() - deadline < 0) {
-            failures += ledgerRound(round, random, capacity = 200_000)
+            failures += ledgerRound(round, random, capacity = 50_000)
             round++
             if (failures.size > 20) break
         }
