@@ -96,7 +96,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
             // cancel(true) took the claim word from us (pairs with its CAS): wait until its
             // interrupt has landed, then take back that interrupt, which was meant for this
             // task only, so it cannot reach what this thread runs next.
-            while (RUNNER.getVolatile(this) === INTERRUPTING) Thread.onSpinWait()
+            while (RUNNER.getVolatile(this) === INTERRUPTING) Thread.yield() // a few instructions, unless descheduled
             if (!interruptedBefore) Thread.interrupted()
         }
     }

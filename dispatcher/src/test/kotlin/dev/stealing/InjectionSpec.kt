@@ -124,7 +124,11 @@ class InjectionSpec : FunSpec({
     test("a CPU-bound workload injects nothing") {
         // Coroutines that await (suspending, never blocking) and short tasks joined from outside.
         // (A ForkedTask.join that blocks on a worker is a blocking region and may compensate.)
-        StealingDispatcher(2, "cpu", injecting(intervalMs = 20)).use { d ->
+        // The default interval (100 ms): a runnable worker is presumed blocked only after about
+        // 1 s in one task. With 20 ms (200 ms) this failed on a 2-core machine busy with other
+        // builds (4 injected): a worker descheduled that long mid-task looks exactly like one
+        // blocked in native I/O, which the monitor must compensate.
+        StealingDispatcher(2, "cpu", injecting(intervalMs = 100)).use { d ->
             repeat(5) {
                 runBlocking(d) { fibAsync(22) } shouldBe 17711
                 List(20_000) { d.fork { spin(2_000) } }.forEach { it.join() }
