@@ -26,10 +26,9 @@ import java.util.concurrent.TimeoutException
  * its own pool (another thread runs in its place), whichever pool the task belongs to; any
  * other thread simply blocks.
  *
- * Exactly-once: whoever runs the task first claims it with one CAS on its claim word (which
- * holds the callable until then), so it never runs twice, even if it is queued twice or
- * [run] is called directly. [cancel] before it runs turns it into a tombstone that completes
- * without running the callable.
+ * Exactly-once: whoever runs the task first claims it with one CAS, so it never runs twice,
+ * even if it is queued twice or [run] is called directly. [cancel] before it runs turns it
+ * into a tombstone that completes without running the callable.
  *
  * Interrupts: a task created by the `submit`, `invokeAll` or `invokeAny` methods of
  * [StealingDispatcher.executor] is interrupted by `cancel(true)` while it runs, as a
@@ -40,15 +39,19 @@ import java.util.concurrent.TimeoutException
  *
  * State: `result` holds NOT_DONE (or WAITING, once a thread is about to block on this task's
  * monitor) until a single CAS installs the value or a failure (as in `CompletableFuture`). The
- * completer notifies the monitor only if its CAS replaced WAITING. The claim word `runner`
- * holds the callable, then (claimed) the running thread of an interruptible task or CLAIMED;
- * INTERRUPTING while a `cancel(true)` interrupts that thread; DISCARDED if cancelled before
- * anyone claimed it. Three reference fields in all: a fork allocates 24 bytes here (compressed
- * oops).
+ * completer notifies the monitor only if its CAS replaced WAITING. The claim: a forked task's
+ * `callable` field holds the callable until a CAS claims it (null) or [cancel] drops it
+ * ([DISCARDED]); a submitted task's holds an [InterruptibleCall] for good, whose own claim
+ * word also records the running thread for `cancel(true)`. Three reference fields in all: a
+ * fork allocates 24 bytes here (compressed oops).
  */
 public class ForkedTask<T> internal constructor(callable: Callable<T>) : RunnableFuture<T> {
-    /** The claim word (see the class comment); through [RUNNER]. */
-    @Suppress("unused") private var runner: Any? = callable
+    /**
+     * The callable, until claimed (null) or dropped by [cancel] ([DISCARDED]); an
+     * [InterruptibleCall] stays (it holds its own claim). Typed and volatile, so the fork path
+     * reads it without an interface type check; changed only by CAS ([CALLABLE]).
+     */
+    @Volatile private var callable: Callable<*>? = callable
 
     /**
      * [NOT_DONE] or [WAITING] until completion; then the value ([NULL_VALUE] for null) or a
@@ -69,39 +72,23 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
      * the pool; a direct call is allowed and runs it here if nobody did yet.
      */
     override fun run() {
-        val c = RUNNER.getVolatile(this) // pairs with the CASes on runner
-        if (c !is Callable<*>) {
-            // Claimed already (runs once), or cancelled while queued: the first to take the
-            // tombstone from a queue counts it as discarded dead work.
-            if (c === DISCARDED && RUNNER.compareAndSet(this, DISCARDED, CLAIMED)) {
-                (Thread.currentThread() as? Worker)?.let { it.cancelledSkipped++ }
-            }
-            return
-        }
-        if (c is InterruptibleCall<*>) {
-            runInterruptibly(c)
-            return
-        }
-        if (!RUNNER.compareAndSet(this, c, CLAIMED)) return // claims the run: exactly once
+        val c = callable ?: return // claimed: it runs once
+        if (c is InterruptibleCall<*>) return c.runFor(this)
+        if (c === DISCARDED) return discardOnce()
+        // Claims the run: exactly once. Pairs with the other claimers' CAS and cancel()'s.
+        if (!CALLABLE.compareAndSet(this, c, null)) return
         if (isPending(result())) call(c)
     }
 
-    /** [run] for a task that `cancel(true)` interrupts: the claim word holds the running thread. */
-    private fun runInterruptibly(c: InterruptibleCall<*>) {
-        val me = Thread.currentThread()
-        if (!RUNNER.compareAndSet(this, c, me)) return // claims the run: exactly once
-        val interruptedBefore = me.isInterrupted
-        if (isPending(result())) call(c)
-        if (!RUNNER.compareAndSet(this, me, CLAIMED)) {
-            // cancel(true) took the claim word from us (pairs with its CAS): wait until its
-            // interrupt has landed, then take back that interrupt, which was meant for this
-            // task only, so it cannot reach what this thread runs next.
-            while (RUNNER.getVolatile(this) === INTERRUPTING) Thread.yield() // a few instructions, unless descheduled
-            if (!interruptedBefore) Thread.interrupted()
-        }
+    /** Cancelled while queued: the first to take the tombstone from a queue counts it as discarded dead work. */
+    private fun discardOnce() {
+        if (CALLABLE.compareAndSet(this, DISCARDED, null)) (Thread.currentThread() as? Worker)?.let { it.cancelledSkipped++ }
     }
 
-    private fun call(c: Callable<*>) {
+    /** For [InterruptibleCall]: whether the task is still to be run (not done or cancelled). */
+    internal fun isPending(): Boolean = isPending(result())
+
+    internal fun call(c: Callable<*>) {
         val value: Any? = try {
             c.call()
         } catch (e: Throwable) {
@@ -138,26 +125,14 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
      */
     override fun cancel(mayInterruptIfRunning: Boolean): Boolean {
         if (!complete(Failure(CancellationException("task was cancelled"), cancelled = true))) return false
-        while (true) {
-            when (val r = RUNNER.getVolatile(this)) {
-                is Thread -> {
-                    if (!mayInterruptIfRunning) return true
-                    // Pairs with the runner's CAS from itself to CLAIMED: only one succeeds, so
-                    // the thread is interrupted only while it still runs this task.
-                    if (RUNNER.compareAndSet(this, r, INTERRUPTING)) {
-                        try {
-                            r.interrupt()
-                        } finally {
-                            RUNNER.setVolatile(this, CLAIMED) // releases the runner's wait
-                        }
-                        return true
-                    }
-                }
-                // Not claimed yet: drop the callable now; whoever dequeues the task discards it.
-                is Callable<*> -> if (RUNNER.compareAndSet(this, r, DISCARDED)) return true
-                else -> return true
-            }
+        when (val c = callable) {
+            null, DISCARDED -> Unit
+            is InterruptibleCall<*> -> c.cancelled(mayInterruptIfRunning)
+            // Not claimed yet: drop the callable now; whoever dequeues the task discards it. A
+            // failed CAS means a runner claimed it meanwhile: it finds the task done.
+            else -> CALLABLE.compareAndSet(this, c, DISCARDED)
         }
+        return true
     }
 
     /**
@@ -325,40 +300,96 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
         /** Spin-waits a joiner spends finding nothing to help with before it blocks (~50 us). */
         const val HELP_SPINS = 2048
 
-        /** Claim word: run (or being run) by a thread that no cancel may interrupt. */
-        val CLAIMED = Any()
-
-        /** Claim word: a `cancel(true)` is interrupting the runner, which waits for it to end. */
-        val INTERRUPTING = Any()
-
-        /** Claim word: cancelled before anyone claimed it; the callable is dropped. */
-        val DISCARDED = Any()
+        /** The callable of a task cancelled before anyone claimed it (never called). */
+        val DISCARDED: Callable<*> = Callable { error("a discarded task is never called") }
 
         val NOT_DONE = Any()
         val WAITING = Any()
         val NULL_VALUE = Any()
         val RESULT: VarHandle = fieldHandle(ForkedTask::class.java, "result", Any::class.java)
-        val RUNNER: VarHandle = fieldHandle(ForkedTask::class.java, "runner", Any::class.java)
+        val CALLABLE: VarHandle = fieldHandle(ForkedTask::class.java, "callable", Callable::class.java)
     }
 }
 
 /**
- * The callable of a task created by the executor's `submit`, `invokeAll` or `invokeAny`: marks
- * it as one that `cancel(true)` interrupts ([ForkedTask.cancel]). Wraps either a [Callable] or
- * a [Runnable] with its result, so `submit(Runnable)` allocates one object here, not two.
+ * The callable of a task created by the executor's `submit`, `invokeAll` or `invokeAny`: a
+ * task that `cancel(true)` interrupts while it runs. Wraps either a [Callable] or a [Runnable]
+ * with its result, so `submit(Runnable)` allocates one object here, not two.
+ *
+ * Its claim word `runner` (through [RUNNER]): null (not claimed), the running thread, CLAIMED
+ * (ran, or running and no longer interruptible), INTERRUPTING (a `cancel(true)` is interrupting
+ * the runner, who waits for it to finish) or DISCARDED (cancelled before anyone claimed it).
+ * The runner's CAS from itself to CLAIMED and the canceller's CAS from that thread to
+ * INTERRUPTING decide which comes first, so an interrupt lands only while the task runs and
+ * is taken back before its thread runs anything else.
  */
 internal class InterruptibleCall<T> private constructor(
-    private val callable: Callable<T>?,
-    private val runnable: Runnable?,
-    private val value: T?,
+    private var callable: Callable<T>?,
+    private var runnable: Runnable?,
+    private var value: T?,
 ) : Callable<T> {
     constructor(callable: Callable<T>) : this(callable, null, null)
     constructor(runnable: Runnable, value: T) : this(null, runnable, value)
 
+    /** The claim word (see the class comment); through [RUNNER]. */
+    @Suppress("unused") private var runner: Any? = null
+
     @Suppress("UNCHECKED_CAST")
     override fun call(): T {
-        if (callable != null) return callable.call()
+        callable?.let { return it.call() }
         runnable!!.run()
         return value as T
+    }
+
+    /** [ForkedTask.run] of [task], whose callable this is. */
+    fun runFor(task: ForkedTask<*>) {
+        val me = Thread.currentThread()
+        if (!RUNNER.compareAndSet(this, null, me)) { // claims the run: exactly once
+            // Cancelled while queued: the first to take the tombstone counts it as discarded.
+            if (RUNNER.compareAndSet(this, DISCARDED, CLAIMED)) (me as? Worker)?.let { it.cancelledSkipped++ }
+            return
+        }
+        val interruptedBefore = me.isInterrupted
+        if (task.isPending()) task.call(this)
+        callable = null; runnable = null; value = null // plain: nobody calls it again
+        if (!RUNNER.compareAndSet(this, me, CLAIMED)) {
+            // cancel(true) took the claim word from us (pairs with its CAS): wait until its
+            // interrupt has landed, then take back that interrupt, which was meant for this
+            // task only, so it cannot reach what this thread runs next.
+            while (RUNNER.getVolatile(this) === INTERRUPTING) Thread.yield() // a few instructions, unless descheduled
+            if (!interruptedBefore) Thread.interrupted()
+        }
+    }
+
+    /** The task was just cancelled (its result is set): interrupt the runner if asked to, or drop the work. */
+    fun cancelled(mayInterruptIfRunning: Boolean) {
+        while (true) {
+            when (val r = RUNNER.getVolatile(this)) {
+                null -> if (RUNNER.compareAndSet(this, null, DISCARDED)) {
+                    callable = null; runnable = null; value = null // never claimed now: nobody reads them
+                    return
+                }
+                is Thread -> {
+                    if (!mayInterruptIfRunning) return
+                    // Pairs with the runner's CAS from itself to CLAIMED: only one succeeds.
+                    if (RUNNER.compareAndSet(this, r, INTERRUPTING)) {
+                        try {
+                            r.interrupt()
+                        } finally {
+                            RUNNER.setVolatile(this, CLAIMED) // releases the runner's wait
+                        }
+                        return
+                    }
+                }
+                else -> return // CLAIMED, DISCARDED (or another cancel is interrupting)
+            }
+        }
+    }
+
+    private companion object {
+        val CLAIMED = Any()
+        val INTERRUPTING = Any()
+        val DISCARDED = Any()
+        val RUNNER: VarHandle = fieldHandle(InterruptibleCall::class.java, "runner", Any::class.java)
     }
 }
