@@ -43,12 +43,34 @@ private object Outcome {
 /** The submission paths: outside and from inside a task, plain, keyed, fair, forked, coroutine. */
 private val pathNames = listOf("execute", "keyed", "fair", "fork", "launch", "launch(keyed)", "launch(fair)")
 
+/** Tasks per outcome over a run of rounds, for the soak's report. */
+private class LedgerTotals {
+    val byOutcome = LongArray(5)
+    var tasks = 0L
+    var rounds = 0
+
+    fun add(o: Int) {
+        tasks++
+        when (o) {
+            Outcome.RAN -> byOutcome[0]++
+            Outcome.HANDED_BACK -> byOutcome[1]++
+            Outcome.REJECTED_AT_SUBMIT -> byOutcome[2]++
+            Outcome.REJECTED_TO_HANDLER -> byOutcome[3]++
+            Outcome.CANCELLED -> byOutcome[4]++
+        }
+    }
+
+    override fun toString(): String =
+        "$rounds rounds, $tasks tasks: ran ${byOutcome[0]}, handed back ${byOutcome[1]}, rejected at submit " +
+            "${byOutcome[2]}, rejected to the handler ${byOutcome[3]}, cancelled ${byOutcome[4]}"
+}
+
 /**
  * One round: three outside threads submit through every path, one task in ten submits two more
  * from its worker, and `shutdownNow()` or `close()` comes at a random moment. Returns a
  * description of every task that did not end in exactly one outcome (empty: all accounted).
  */
-private fun ledgerRound(round: Int, random: Random, capacity: Int): List<String> {
+private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: LedgerTotals): List<String> {
     val outcomes = AtomicIntegerArray(capacity)
     val paths = ByteArray(capacity)
     val forked = AtomicReferenceArray<ForkedTask<*>?>(capacity)
@@ -138,8 +160,10 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int): List<String>
         if (j != null && j.isCancelled) mark(id, Outcome.CANCELLED)
     }
     val bad = ArrayList<String>(unexpected)
+    totals.rounds++
     for (id in 0 until submitted) {
         val o = outcomes.get(id)
+        totals.add(o)
         if (o !in Outcome.single) {
             bad += "round $round (${if (useShutdownNow) "shutdownNow" else "close"}): task $id via " +
                 "${pathNames[paths[id].toInt()]} has outcome 0x${Integer.toHexString(o)}"
@@ -155,19 +179,20 @@ private class LedgerTask(val id: Int, private val body: (Int) -> Unit) : Runnabl
 
 class ShutdownLedgerSpec : FunSpec({
     test("every accepted task on every path runs, is handed back or is rejected, exactly once, racing shutdownNow and close") {
-        // -Dledger.seconds=N (through the surefire argLine) turns this into a soak of N seconds.
+        // -Dledger.seconds=N on the Maven command line turns this into a soak of N seconds (see the pom).
         val seconds = System.getProperty("ledger.seconds")?.toLongOrNull()
         val deadline = if (seconds != null) System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds) else Long.MAX_VALUE
         val rounds = if (seconds != null) Int.MAX_VALUE else 40 * stressMultiplier
         val random = Random(42)
         var round = 0
         val failures = ArrayList<String>()
+        val totals = LedgerTotals()
         while (round < rounds && System.nanoTime() - deadline < 0) {
-            failures += ledgerRound(round, random, capacity = 50_000)
+            failures += ledgerRound(round, random, capacity = 50_000, totals)
             round++
             if (failures.size > 20) break
         }
-        if (seconds != null) println("ShutdownLedgerSpec soak: $round rounds in $seconds s")
+        println("ShutdownLedgerSpec (${System.getProperty("java.version")}, ${Runtime.getRuntime().availableProcessors()} CPUs): $totals")
         failures shouldBe emptyList()
     }
 
