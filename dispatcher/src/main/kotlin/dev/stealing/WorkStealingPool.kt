@@ -390,11 +390,21 @@ internal class WorkStealingPool(
      * stranded. A later submission tries to start a worker again.
      */
     fun rejectQueuedWithoutWorkers(cause: Throwable) {
-        val stranded = ArrayList<Runnable>()
-        while (true) stranded += global.poll() ?: break
-        while (true) stranded += fair.poll() ?: break
-        for (task in stranded) rejectTask(task, startFailure = cause)
+        // One drainer at a time: taking a fair queue's turn signals, and that signal's failed
+        // start would call this again on the same thread. A caller that finds a drain under
+        // way leaves its task to it: the drainer re-checks the queues after it lets go.
+        while (rejectingStranded.compareAndSet(false, true)) {
+            try {
+                while (true) rejectTask(global.poll() ?: fair.poll() ?: break, startFailure = cause)
+            } finally {
+                rejectingStranded.set(false)
+            }
+            if (idle.liveCount != 0 || (global.size() == 0 && !fair.hasWork())) return
+        }
     }
+
+    /** Set while [rejectQueuedWithoutWorkers] drains. */
+    private val rejectingStranded = java.util.concurrent.atomic.AtomicBoolean()
 
     /** Under [lock]: the lowest slot that is empty or holds a retired worker already unlinked; grows the table. */
     private fun freeSlotLocked(): Int {
