@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 
 /**
- * Fair queues ([dev.stealing.StealingDispatcher.fairQueue]), two measurements:
+ * Fair queues ([dev.stealing.StealingDispatcher.fairQueue]), three measurements:
  *
  * **`bCompletion`** (state [AB], `-p variant=...`): the A/B scenario. Batch A, [A_TASKS] tasks
  * of about 1.5 us of busy work each ([BusyWork], [SPIN_ITERATIONS] steps), is submitted from
@@ -53,6 +53,14 @@ import java.util.concurrent.atomic.AtomicInteger
  * workers drain them ([NoopFlood], overlapped), through `pool.fairQueue().executor`
  * (`path=fair`, the only fair queue of the pool) or `pool.executor` (`path=plain`). Score: time
  * per task, queue + drain.
+ *
+ * **`plainWithIdleQueues`** (state [IdleQueues], `-p idleQueues=...`): what open but idle fair
+ * queues cost everybody else. [PLAIN_TASKS] no-op `Runnable`s through the pool's plain
+ * `executor` from one outside thread, drained while they are queued (as `overhead`), on a pool
+ * that also has `idleQueues` open fair queues that never get any work. Idle workers look at the
+ * fair queues before they steal and before they park, so this is the price of that look; the
+ * target is the same score with 0 and with 10,000 idle queues (within 1.1x). Score: time per
+ * task.
  */
 @BenchmarkMode(Mode.AverageTime)
 @Warmup(iterations = 5, time = 1)
@@ -133,6 +141,32 @@ open class FairQueueBenchmark {
         }
     }
 
+    /** A plain no-op flood on a pool with [idleQueues] open fair queues that never get work. */
+    @State(Scope.Benchmark)
+    open class IdleQueues {
+        @Param("0", "10000")
+        var idleQueues: Int = 0
+
+        lateinit var subject: ExecutorUnderTest
+        private val queues = ArrayList<FairQueueDispatcher>()
+        lateinit var flood: NoopFlood
+
+        @Setup(Level.Trial)
+        fun open() {
+            require(idleQueues >= 0) { "idleQueues must be >= 0, was $idleQueues" }
+            subject = ExecutorUnderTest.create("stealing")
+            val pool = subject.stealing!!
+            repeat(idleQueues) { queues += pool.fairQueue("idle-$it") }
+            flood = NoopFlood(subject.executor, PLAIN_TASKS)
+        }
+
+        @TearDown(Level.Trial)
+        fun close() {
+            for (q in queues) q.close()
+            subject.close()
+        }
+    }
+
     /** B's completion time behind a running A (see the class KDoc). */
     @Benchmark
     @OutputTimeUnit(TimeUnit.MILLISECONDS)
@@ -150,6 +184,17 @@ open class FairQueueBenchmark {
         f.awaitDrain()
     }
 
+    /** Queue + drain of [PLAIN_TASKS] no-op tasks through the plain executor, beside idle fair queues; per task. */
+    @Benchmark
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    @OperationsPerInvocation(PLAIN_TASKS)
+    fun plainWithIdleQueues(s: IdleQueues) {
+        val f = s.flood
+        f.arm(separated = false)
+        f.enqueue()
+        f.awaitDrain()
+    }
+
     companion object {
         const val A_TASKS = 100_000
         const val B_TASKS = 1_000
@@ -160,6 +205,9 @@ open class FairQueueBenchmark {
         /** About 1.5 us of busy work per A or B task. */
         const val SPIN_ITERATIONS = 800
         const val FLOOD_TASKS = 100_000
+
+        /** Tasks per invocation of `plainWithIdleQueues` (the 20k launches of the idle-queue report). */
+        const val PLAIN_TASKS = 20_000
     }
 }
 
