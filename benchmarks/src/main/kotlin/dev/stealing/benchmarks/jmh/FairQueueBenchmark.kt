@@ -2,10 +2,16 @@ package dev.stealing.benchmarks.jmh
 
 import dev.stealing.FairQueueDispatcher
 import dev.stealing.benchmarks.BusyWork
+import dev.stealing.benchmarks.Completion
 import dev.stealing.benchmarks.ExecutorUnderTest
 import dev.stealing.benchmarks.NoopFlood
 import dev.stealing.benchmarks.WAIT_LIMIT_SECONDS
 import dev.stealing.benchmarks.WrongResult
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
 import org.openjdk.jmh.annotations.Benchmark
 import org.openjdk.jmh.annotations.BenchmarkMode
 import org.openjdk.jmh.annotations.Fork
@@ -54,13 +60,22 @@ import java.util.concurrent.atomic.AtomicInteger
  * (`path=fair`, the only fair queue of the pool) or `pool.executor` (`path=plain`). Score: time
  * per task, queue + drain.
  *
- * **`plainWithIdleQueues`** (state [IdleQueues], `-p idleQueues=...`): what open but idle fair
- * queues cost everybody else. [PLAIN_TASKS] no-op `Runnable`s through the pool's plain
- * `executor` from one outside thread, drained while they are queued (as `overhead`), on a pool
- * that also has `idleQueues` open fair queues that never get any work. Idle workers look at the
- * fair queues before they steal and before they park, so this is the price of that look; the
- * target is the same score with 0 and with 10,000 idle queues (within 1.1x). Score: time per
- * task.
+ * **`plainWithIdleQueues`** (state [IdleQueues], `-p idleQueues=...`, `-p dispatch=...`): what
+ * open but idle fair queues cost everybody else. [PLAIN_TASKS] no-op tasks dispatched to the
+ * pool, plain (not through a fair queue), on a pool that also has `idleQueues` open fair queues
+ * that never get any work. A worker that runs out of work looks at the fair queues on every
+ * search round and again before it parks, so this is the price of that look:
+ * - `dispatch=fanout`: a coroutine running on the pool launches [PLAIN_TASKS] children and
+ *   waits for them. They go onto its worker's deque; the other worker steals them one at a
+ *   time and looks at the fair queues between two steals. When that look probed every queue,
+ *   10,000 idle queues made this 5x slower (404 -> 1,998 ns per launch, 2 vCPUs, 1 fork x 5
+ *   iterations);
+ * - `dispatch=flood`: one preallocated `Runnable` through the plain `executor` from an outside
+ *   thread, drained while queued ([NoopFlood], as `overhead`): throughput, where workers
+ *   rarely run out of work.
+ *
+ * The target is the same score with 0 and with 10,000 idle queues (within 1.1x). Score: time
+ * per task.
  */
 @BenchmarkMode(Mode.AverageTime)
 @Warmup(iterations = 5, time = 1)
@@ -147,21 +162,35 @@ open class FairQueueBenchmark {
         @Param("0", "10000")
         var idleQueues: Int = 0
 
+        @Param("fanout", "flood")
+        lateinit var dispatch: String
+
         lateinit var subject: ExecutorUnderTest
         private val queues = ArrayList<FairQueueDispatcher>()
         lateinit var flood: NoopFlood
+        lateinit var scope: CoroutineScope
 
         @Setup(Level.Trial)
         fun open() {
             require(idleQueues >= 0) { "idleQueues must be >= 0, was $idleQueues" }
+            require(dispatch == "fanout" || dispatch == "flood") { "dispatch must be fanout or flood, was '$dispatch'" }
             subject = ExecutorUnderTest.create("stealing")
             val pool = subject.stealing!!
             repeat(idleQueues) { queues += pool.fairQueue("idle-$it") }
             flood = NoopFlood(subject.executor, PLAIN_TASKS)
+            scope = CoroutineScope(subject.dispatcher)
+        }
+
+        /** `dispatch=fanout`: a coroutine on the pool launches [PLAIN_TASKS] children and waits for them. */
+        fun launchFromWithin() {
+            val done = Completion(PLAIN_TASKS)
+            runBlocking { scope.launch { coroutineScope { repeat(PLAIN_TASKS) { launch { done.complete() } } } }.join() }
+            done.await("$PLAIN_TASKS launches from within, beside $idleQueues idle fair queues")
         }
 
         @TearDown(Level.Trial)
         fun close() {
+            scope.cancel()
             for (q in queues) q.close()
             subject.close()
         }
@@ -184,11 +213,12 @@ open class FairQueueBenchmark {
         f.awaitDrain()
     }
 
-    /** Queue + drain of [PLAIN_TASKS] no-op tasks through the plain executor, beside idle fair queues; per task. */
+    /** Dispatch + run of [PLAIN_TASKS] no-op tasks, plain (not fair), beside idle fair queues; per task. */
     @Benchmark
     @OutputTimeUnit(TimeUnit.NANOSECONDS)
     @OperationsPerInvocation(PLAIN_TASKS)
     fun plainWithIdleQueues(s: IdleQueues) {
+        if (s.dispatch == "fanout") return s.launchFromWithin()
         val f = s.flood
         f.arm(separated = false)
         f.enqueue()
