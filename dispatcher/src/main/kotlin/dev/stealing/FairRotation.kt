@@ -14,8 +14,8 @@ import kotlin.concurrent.withLock
  *   same queue. Workers take the first token, serve that queue's turn and append the token at
  *   the back again if the queue still has work. This is the round-robin, and an idle queue is
  *   not in it: [poll] and [hasWork] cost the same with no fair queue and with 20,000 idle ones.
- *   It is a [GlobalQueue] (lock-free MPMC FIFO, proven in `docs/parking.md`), whose entries
- *   must be Runnables: hence the token, which is never run.
+ *   It is a [GlobalQueue] (the lock-free MPMC FIFO of the pool's outside submissions), whose
+ *   entries must be Runnables: hence the token, which is never run.
  *
  * **Weights.** A queue of weight w yields up to w tasks on its turn
  * ([FairQueueDispatcher.takeTurn]): the worker runs the first and pushes the rest onto its own
@@ -164,8 +164,9 @@ internal class FairRotation {
 
     /**
      * Whether some fair queue may hold a task: for re-scans (idle workers, the starvation
-     * monitor, quiescence). One volatile read of the active list's indices (pairs with the CAS
-     * in [append]); after [closeAll], also every queue that can still hold work.
+     * monitor, quiescence). A few volatile reads of the active list's indices, however many
+     * queues are open (the read of the enqueue index pairs with the claiming CAS in [append]);
+     * after [closeAll], also every queue that can still hold work.
      */
     fun hasWork(): Boolean {
         if (active.size() > 0) return true
