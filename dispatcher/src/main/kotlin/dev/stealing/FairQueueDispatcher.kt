@@ -2,6 +2,7 @@ package dev.stealing
 
 import kotlinx.coroutines.ExecutorCoroutineDispatcher
 import kotlinx.coroutines.InternalCoroutinesApi
+import java.lang.invoke.VarHandle
 import java.util.concurrent.Executor
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.atomic.LongAdder
@@ -23,6 +24,9 @@ import kotlin.coroutines.CoroutineContext
  * [close] stops intake: later dispatches are rejected (a coroutine resumed here afterwards is
  * cancelled, as with kotlinx's executor dispatchers), queued work still runs, and the queue
  * leaves the rotation once drained. [cancelPending] discards the backlog instead.
+ *
+ * Internally the queue is in the pool's active list only while it has work, and yields up to
+ * [weight] tasks per turn; the protocol and its proof are in [FairRotation].
  */
 public class FairQueueDispatcher internal constructor(
     private val pool: WorkStealingPool,
@@ -35,6 +39,24 @@ public class FairQueueDispatcher internal constructor(
     private val executed = LongAdder()
     private val discarded = LongAdder()
     @Volatile private var closedByUser = false
+
+    /** This queue's token in the pool's active list ([FairRotation]). */
+    private val turn = FairRotation.Turn(this)
+
+    /**
+     * True while [turn] is in the active list or held by the one party that will append or
+     * serve it ([FairRotation]'s class comment); through [SCHEDULED]: set by CAS (O2, W5),
+     * cleared by the holder's volatile write (W4).
+     */
+    @Suppress("unused") private var scheduled = false
+
+    /**
+     * The holder of [turn] only: where a turn of more than one task is claimed ([weight] slots,
+     * allocated on the first such turn). Each holder leaves it all null; the next one sees that
+     * through the hand-off of the token (the active list's slot release and acquire, or the
+     * flag's volatile write and CAS).
+     */
+    private var turnBuffer: Array<Runnable?>? = null
 
     /** Java users: tasks executed here are queued and served like dispatched coroutines. */
     override val executor: Executor = Executor { task ->
@@ -53,13 +75,20 @@ public class FairQueueDispatcher internal constructor(
     override fun dispatchYield(context: CoroutineContext, block: Runnable): Unit = dispatch(context, block)
 
     /**
-     * Queues [task] and wakes a worker (the claiming CAS of the offer orders it before the read
-     * of ctl, as for the global queue: docs/parking.md). After the pool's shutdown (not this
+     * Queues [task] (O1) and makes sure this queue is in the active list or held by someone who
+     * will look at it again (O2, O3 in [FairRotation]). After the pool's shutdown (not this
      * queue's own close), a worker's continuations still run, on its own deque.
      */
     private fun offer(task: Runnable): Boolean {
-        if (queue.offer(task)) {
-            pool.idle.signalWork()
+        if (queue.offer(task)) { // O1: the CAS claiming the slot precedes O2 (program order)
+            // O2: a volatile read first, so a flood onto a queue that is already scheduled does
+            // not write the flag's cache line. The read, like the CAS, pairs with the holder's
+            // clear + fence + re-check (W4, W5): if it sees true, the holder's re-check comes
+            // after it and sees this task's slot.
+            if (!(SCHEDULED.getVolatile(this) as Boolean) && SCHEDULED.compareAndSet(this, false, true)) {
+                pool.fair.append(turn) // O3: the claiming CAS orders it before the read of ctl (as a global offer)
+                pool.idle.signalWork()
+            }
             return true
         }
         if (!closedByUser) {
@@ -70,12 +99,56 @@ public class FairQueueDispatcher internal constructor(
         return false
     }
 
-    /** Workers: one task, counted as executed; leaves the rotation when closed and drained. */
-    internal fun pollForWorker(): Runnable? {
-        val task = queue.poll()
-        if (task != null) executed.increment()
+    /**
+     * The worker that took [turn] from the active list (W1): this queue's turn, W2 to W5 in
+     * [FairRotation]. Takes up to [weight] tasks, returns the oldest to run now and pushes the
+     * rest onto the worker's own deque, newest first, so they pop in FIFO order and stay
+     * stealable; then hands the token on. Null if nothing was ready. Called from a thread that
+     * is not a worker of the pool (tests), a turn is one task.
+     */
+    internal fun takeTurn(): Runnable? {
+        val worker = pool.currentWorker()
+        val first: Runnable?
+        var pushed = false
+        if (weight == 1 || worker == null) {
+            first = queue.poll()
+            if (first != null) executed.increment()
+        } else {
+            val buffer = turnBuffer ?: arrayOfNulls<Runnable>(weight).also { turnBuffer = it }
+            val n = queue.pollBatch(buffer) // one CAS claims the run
+            for (k in n - 1 downTo 1) {
+                worker.deque.push(buffer[k]!!) // published by the fence in handOnTurn()
+                buffer[k] = null
+            }
+            first = buffer[0]
+            buffer[0] = null
+            if (n > 0) executed.add(n.toLong())
+            pushed = n > 1
+        }
+        // Leaves the registry once closed and drained. Either this check or close()'s sees it:
+        // our poll precedes our read of closedByUser, close() writes it before it closes the
+        // queue and reads the positions.
         if (closedByUser && queue.isDrained()) pool.fair.remove(this)
-        return task
+        handOnTurn(pushed)
+        return first
+    }
+
+    /** End of a turn: W3, or W4 and W5 (see [FairRotation]). [pushed]: tasks went onto the worker's deque. */
+    private fun handOnTurn(pushed: Boolean) {
+        if (queue.size() > 0) { // W3: still has work (or a claimed slot); the token stays scheduled
+            pool.fair.append(turn)
+            pool.signalAfterPublish() // fence: orders the deque pushes and the append before the read of ctl
+            return
+        }
+        // W4: release the token. The volatile write pairs with the producers' read and CAS in
+        // offer() (O2); the fence orders it before the re-check's read of the queue's enqueue
+        // index, which pairs with the producers' claiming CAS (O1).
+        SCHEDULED.setVolatile(this, false)
+        VarHandle.fullFence()
+        // W5: a producer whose O2 saw true before our clear has its slot claimed by now.
+        val again = queue.size() > 0 && SCHEDULED.compareAndSet(this, false, true)
+        if (again) pool.fair.append(turn)
+        if (again || pushed) pool.signalAfterPublish()
     }
 
     /** Tasks queued here (racy; includes offers in progress). */
@@ -139,6 +212,8 @@ public class FairQueueDispatcher internal constructor(
     private companion object {
         /** First segment of a fair queue's ring (it doubles as needed): many queues are small. */
         const val INITIAL_SEGMENT_CAPACITY = 64
+
+        val SCHEDULED: VarHandle = fieldHandle(FairQueueDispatcher::class.java, "scheduled", Boolean::class.javaPrimitiveType!!)
     }
 }
 

@@ -5,6 +5,7 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeGreaterThan
 import io.kotest.matchers.ints.shouldBeLessThanOrEqual
 import io.kotest.matchers.longs.shouldBeGreaterThanOrEqual
+import io.kotest.matchers.longs.shouldBeLessThanOrEqual as shouldBeAtMostLong
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import kotlinx.coroutines.launch
@@ -17,6 +18,8 @@ import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicIntegerArray
+import java.util.concurrent.CyclicBarrier
+import kotlin.concurrent.thread
 
 /** What happened to batch A while batch B was served. */
 private class Behind(
@@ -66,6 +69,21 @@ private fun itemsOfABehindB(a: Executor, b: Executor, bQueued: () -> Boolean = {
     bDone.await(60, TimeUnit.SECONDS) shouldBe true
     allA.await(60, TimeUnit.SECONDS) shouldBe true
     return Behind(aWhileBWaited.get(), 100_000 - aAtStart)
+}
+
+/** A task of a ledger test: counts its runs in [runs] at [id], then does [then] (on the worker). */
+private class LedgerTask(val id: Int, private val runs: AtomicIntegerArray, private val then: () -> Unit = {}) : Runnable {
+    override fun run() {
+        runs.incrementAndGet(id)
+        then()
+    }
+
+    override fun toString(): String = "LedgerTask($id)"
+}
+
+/** Every entry of [runs] below [count] is 1; names the first that is not. */
+private fun everyRanOnce(runs: AtomicIntegerArray, count: Int) {
+    for (i in 0 until count) if (runs.get(i) != 1) error("task $i ran ${runs.get(i)} times")
 }
 
 class FairQueueSpec : FunSpec({
@@ -197,5 +215,208 @@ class FairQueueSpec : FunSpec({
         shouldThrow<RejectedExecutionException> { q.executor.execute {} }
         shouldThrow<RejectedExecutionException> { d.fairQueue("after").executor.execute {} }
         shouldThrow<IllegalArgumentException> { d.fairQueue("w", weight = 0) }.message shouldBe "weight must be in 1..1000, was 0"
+    }
+    test("20,000 open idle fair queues: polls and re-scans never look at them, and plain work does not wait for them") {
+        // A stranded task would also hang the pool's close: fail instead of hanging the build.
+        runWithin(120_000) {
+            StealingDispatcher(2, "fair-idle", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
+                val fair = d.pool.fair
+                val idle = List(20_000) { d.fairQueue("idle-$it") }
+                // Structural: only queues with work are in the active list, once each, however many
+                // tasks they hold; idle ones are not, so a poll or a re-scan never reaches them.
+                fair.activeCount() shouldBe 0
+                val gate = CountDownLatch(1)
+                val busy = List(3) { d.fairQueue("busy-$it", weight = 1 + it) }
+                val busyDone = CountDownLatch(3 * 100)
+                try {
+                    val held = CountDownLatch(2)
+                    repeat(2) { d.executor.execute { held.countDown(); gate.await() } } // hold both workers
+                    held.await(10, TimeUnit.SECONDS) shouldBe true
+                    for (q in busy) repeat(100) { q.executor.execute { busyDone.countDown() } }
+                    fair.activeCount() shouldBe 3
+                    fair.hasWork() shouldBe true
+                } finally {
+                    gate.countDown()
+                }
+                busyDone.await(10, TimeUnit.SECONDS) shouldBe true
+                eventually(10_000) { fair.activeCount() == 0 } shouldBe true
+                // The cost of an idle worker's look at the fair queues, from this thread: with every
+                // queue probed it is 20,000 probes a call (about 5 s for these 20,000 calls on the
+                // 2-vCPU CI machine); with the active list, a few reads (about 1 ms). The bound is
+                // that far from both.
+                val t0 = System.nanoTime()
+                repeat(10_000) {
+                    fair.hasWork() shouldBe false
+                    fair.poll() shouldBe null
+                }
+                val lookMs = (System.nanoTime() - t0) / 1_000_000
+                // Plain launches beside the idle queues (the report: 333 instead of 32 ms for 20,000).
+                val launched = CountDownLatch(20_000)
+                val t1 = System.nanoTime()
+                runBlocking { repeat(20_000) { launch(d) { launched.countDown() } } }
+                launched.await(30, TimeUnit.SECONDS) shouldBe true
+                val launchMs = (System.nanoTime() - t1) / 1_000_000
+                println("20,000 idle fair queues: 10,000 looks (hasWork + poll) in $lookMs ms, 20,000 plain launches in $launchMs ms")
+                lookMs shouldBeAtMostLong 1_000L
+                fair.activeCount() shouldBe 0
+                idle.forEach { it.close() }
+                busy.forEach { it.close() }
+                eventually(10_000) { fair.size == 0 } shouldBe true
+            }
+        }
+    }
+
+    test("ledger: busy and idle queues of weights 1 to 1000, fed from outside and from workers, run every task exactly once") {
+        // A stranded task would also hang the pool's close: fail instead of hanging the build.
+        runWithin(120_000) {
+            StealingDispatcher(2, "fair-ledger", StealingOptions(spinRounds = 2)).use { d ->
+                val weights = intArrayOf(1, 2, 3, 7, 1000)
+                val busy = List(40) { d.fairQueue("busy-$it", weight = weights[it % weights.size]) }
+                val idle = List(2_000) { d.fairQueue("idle-$it", weight = 1 + it % 10) }
+                val producers = 2
+                val perProducer = 20_000 * stressMultiplier
+                val outside = producers * perProducer
+                val children = (outside + 2) / 3 // every task with id % 3 == 0 offers one child from its worker
+                val total = outside + children
+                val runs = AtomicIntegerArray(total)
+                val done = CountDownLatch(total)
+                fun task(id: Int): Runnable = LedgerTask(id, runs) {
+                    if (id < outside && id % 3 == 0) {
+                        val child = outside + id / 3
+                        busy[(child * 7) % busy.size].executor.execute(LedgerTask(child, runs) { done.countDown() })
+                    }
+                    done.countDown()
+                }
+                val start = CyclicBarrier(producers)
+                val threads = List(producers) { p ->
+                    thread(name = "ledger-producer-$p") {
+                        start.await(10, TimeUnit.SECONDS)
+                        for (k in 0 until perProducer) {
+                            val id = p * perProducer + k
+                            busy[(id * 7) % busy.size].executor.execute(task(id))
+                        }
+                    }
+                }
+                threads.forEach { it.join(30_000) }
+                if (!done.await(60, TimeUnit.SECONDS)) error("${done.count} of $total tasks did not run: ${d.stats()}")
+                everyRanOnce(runs, total)
+                d.stats().fairQueues.sumOf { it.executed } shouldBe total.toLong()
+                d.pool.fair.hasWork() shouldBe false
+                (busy + idle).forEach { it.close() }
+            }
+        }
+    }
+
+    test("an offer that lands while a worker is emptying the queue is never stranded (the scheduled-flag race)") {
+        // A stranded task would also hang the pool's close: fail instead of hanging the build.
+        runWithin(120_000) {
+            // Three workers: one runs the in-pool producer, two serve the queues.
+            val d = StealingDispatcher(3, "fair-flag-race", StealingOptions(starvationInterval = Duration.ZERO))
+            run {
+                val rounds = 5_000 * stressMultiplier
+                val failures = java.util.concurrent.ConcurrentLinkedQueue<String>()
+                /**
+                 * Rounds of two tasks on [q]: the second is offered the moment a worker has taken
+                 * the first, i.e. while that worker checks the queue, finds it empty and clears
+                 * its flag. Without the re-check after the clear, the second task is stranded:
+                 * nothing else is offered to [q] in the round, so the round times out.
+                 */
+                fun race(q: FairQueueDispatcher) {
+                    for (round in 0 until rounds) {
+                        val done = CountDownLatch(2)
+                        q.executor.execute { done.countDown() }
+                        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10)
+                        while (q.queuedCount() > 0 && System.nanoTime() < deadline) Thread.onSpinWait()
+                        q.executor.execute { done.countDown() }
+                        if (!done.await(10, TimeUnit.SECONDS)) {
+                            failures += "$q, round $round: ${done.count} task(s) stranded; active tokens ${d.pool.fair.activeCount()}"
+                            return
+                        }
+                    }
+                }
+                val outside = List(2) { p -> thread(name = "flag-race-producer-$p") { race(d.fairQueue("outside-$p", weight = 1 + 2 * p)) } }
+                val inPool = d.fork { race(d.fairQueue("in-pool", weight = 2)) }
+                outside.forEach { it.join() }
+                inPool.get(60, TimeUnit.SECONDS)
+                if (failures.isNotEmpty()) {
+                    d.executor.shutdownNow() // close() would wait for the stranded task
+                    error(failures.joinToString("; "))
+                }
+                d.close()
+            }
+        }
+    }
+
+    test("close, cancelPending and shutdownNow racing offers: every task runs, is discarded, handed back or rejected, once") {
+        // A stranded task would also hang the pool's close: fail instead of hanging the build.
+        runWithin(120_000) {
+            repeat(10 * stressMultiplier) { round ->
+                val cap = 200_000
+                val runs = AtomicIntegerArray(cap)
+                val fates = AtomicIntegerArray(cap) // handed back or rejected late: 1 each
+                val ids = java.util.concurrent.atomic.AtomicInteger()
+                val accepted = java.util.concurrent.atomic.AtomicInteger()
+                val rejected = java.util.concurrent.atomic.AtomicInteger()
+                // Tasks a worker took in a turn (its deque) when the stop came reach the handler.
+                val handler = TaskExceptionHandler { task, e ->
+                    if (e is RejectedExecutionException && task is LedgerTask) fates.incrementAndGet(task.id)
+                }
+                val d = StealingDispatcher(2, "fair-race-$round", StealingOptions(exceptionHandler = handler))
+                val queues = List(8) { d.fairQueue("q$it", weight = 1 + it % 4) }
+                /** Offers a new task to [q]; false if it was rejected. Some tasks offer a child from their worker. */
+                fun offer(q: FairQueueDispatcher): Boolean {
+                    val id = ids.getAndIncrement()
+                    if (id >= cap) return false
+                    val task = LedgerTask(id, runs) { if (id % 5 == 0) offer(queues[(id / 5) % queues.size]) }
+                    return try {
+                        q.executor.execute(task)
+                        accepted.incrementAndGet()
+                        true
+                    } catch (e: RejectedExecutionException) {
+                        rejected.incrementAndGet()
+                        false
+                    }
+                }
+                val start = CyclicBarrier(4)
+                val producers = List(3) { p ->
+                    thread(name = "fair-race-producer-$p") {
+                        start.await(10, TimeUnit.SECONDS)
+                        val open = queues.toMutableList()
+                        var k = p
+                        while (open.isNotEmpty() && ids.get() < cap) {
+                            val q = open[k++ % open.size]
+                            if (!offer(q)) open.remove(q)
+                        }
+                    }
+                }
+                start.await(10, TimeUnit.SECONDS)
+                fun awaitIds(n: Int) {
+                    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
+                    while (ids.get() < n) {
+                        check(System.nanoTime() < deadline) { "round $round: the producers issued only ${ids.get()} tasks" }
+                        Thread.onSpinWait()
+                    }
+                }
+                awaitIds(2_000)
+                queues[0].close()
+                queues[1].close()
+                awaitIds(4_000)
+                val discarded = queues[2].cancelPending() + queues[3].cancelPending()
+                awaitIds(8_000)
+                val handedBack = d.executor.shutdownNow()
+                for (t in handedBack) fates.incrementAndGet((t as LedgerTask).id)
+                producers.forEach { it.join(30_000) }
+                d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+                val issued = minOf(ids.get(), cap)
+                (accepted.get() + rejected.get()) shouldBe issued
+                var ranOrBack = 0
+                for (i in 0 until issued) {
+                    val n = runs.get(i) + fates.get(i)
+                    if (n > 1) error("round $round: task $i ran ${runs.get(i)} times and was handed back or rejected ${fates.get(i)} times")
+                    ranOrBack += n
+                }
+                (ranOrBack + discarded) shouldBe accepted.get()
+            }
+        }
     }
 })

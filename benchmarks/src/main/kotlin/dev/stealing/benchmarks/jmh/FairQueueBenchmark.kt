@@ -2,10 +2,16 @@ package dev.stealing.benchmarks.jmh
 
 import dev.stealing.FairQueueDispatcher
 import dev.stealing.benchmarks.BusyWork
+import dev.stealing.benchmarks.Completion
 import dev.stealing.benchmarks.ExecutorUnderTest
 import dev.stealing.benchmarks.NoopFlood
 import dev.stealing.benchmarks.WAIT_LIMIT_SECONDS
 import dev.stealing.benchmarks.WrongResult
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
 import org.openjdk.jmh.annotations.Benchmark
 import org.openjdk.jmh.annotations.BenchmarkMode
 import org.openjdk.jmh.annotations.Fork
@@ -26,7 +32,7 @@ import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 
 /**
- * Fair queues ([dev.stealing.StealingDispatcher.fairQueue]), two measurements:
+ * Fair queues ([dev.stealing.StealingDispatcher.fairQueue]), three measurements:
  *
  * **`bCompletion`** (state [AB], `-p variant=...`): the A/B scenario. Batch A, [A_TASKS] tasks
  * of about 1.5 us of busy work each ([BusyWork], [SPIN_ITERATIONS] steps), is submitted from
@@ -53,6 +59,23 @@ import java.util.concurrent.atomic.AtomicInteger
  * workers drain them ([NoopFlood], overlapped), through `pool.fairQueue().executor`
  * (`path=fair`, the only fair queue of the pool) or `pool.executor` (`path=plain`). Score: time
  * per task, queue + drain.
+ *
+ * **`plainWithIdleQueues`** (state [IdleQueues], `-p idleQueues=...`, `-p dispatch=...`): what
+ * open but idle fair queues cost everybody else. [PLAIN_TASKS] no-op tasks dispatched to the
+ * pool, plain (not through a fair queue), on a pool that also has `idleQueues` open fair queues
+ * that never get any work. A worker that runs out of work looks at the fair queues on every
+ * search round and again before it parks, so this is the price of that look:
+ * - `dispatch=fanout`: a coroutine running on the pool launches [PLAIN_TASKS] children and
+ *   waits for them. They go onto its worker's deque; the other worker steals them one at a
+ *   time and looks at the fair queues between two steals. When that look probed every queue,
+ *   10,000 idle queues made this 5x slower (404 -> 1,998 ns per launch, 2 vCPUs, 1 fork x 5
+ *   iterations);
+ * - `dispatch=flood`: one preallocated `Runnable` through the plain `executor` from an outside
+ *   thread, drained while queued ([NoopFlood], as `overhead`): throughput, where workers
+ *   rarely run out of work.
+ *
+ * The target is the same score with 0 and with 10,000 idle queues (within 1.1x). Score: time
+ * per task.
  */
 @BenchmarkMode(Mode.AverageTime)
 @Warmup(iterations = 5, time = 1)
@@ -133,6 +156,46 @@ open class FairQueueBenchmark {
         }
     }
 
+    /** A plain no-op flood on a pool with [idleQueues] open fair queues that never get work. */
+    @State(Scope.Benchmark)
+    open class IdleQueues {
+        @Param("0", "10000")
+        var idleQueues: Int = 0
+
+        @Param("fanout", "flood")
+        lateinit var dispatch: String
+
+        lateinit var subject: ExecutorUnderTest
+        private val queues = ArrayList<FairQueueDispatcher>()
+        lateinit var flood: NoopFlood
+        lateinit var scope: CoroutineScope
+
+        @Setup(Level.Trial)
+        fun open() {
+            require(idleQueues >= 0) { "idleQueues must be >= 0, was $idleQueues" }
+            require(dispatch == "fanout" || dispatch == "flood") { "dispatch must be fanout or flood, was '$dispatch'" }
+            subject = ExecutorUnderTest.create("stealing")
+            val pool = subject.stealing!!
+            repeat(idleQueues) { queues += pool.fairQueue("idle-$it") }
+            flood = NoopFlood(subject.executor, PLAIN_TASKS)
+            scope = CoroutineScope(subject.dispatcher)
+        }
+
+        /** `dispatch=fanout`: a coroutine on the pool launches [PLAIN_TASKS] children and waits for them. */
+        fun launchFromWithin() {
+            val done = Completion(PLAIN_TASKS)
+            runBlocking { scope.launch { coroutineScope { repeat(PLAIN_TASKS) { launch { done.complete() } } } }.join() }
+            done.await("$PLAIN_TASKS launches from within, beside $idleQueues idle fair queues")
+        }
+
+        @TearDown(Level.Trial)
+        fun close() {
+            scope.cancel()
+            for (q in queues) q.close()
+            subject.close()
+        }
+    }
+
     /** B's completion time behind a running A (see the class KDoc). */
     @Benchmark
     @OutputTimeUnit(TimeUnit.MILLISECONDS)
@@ -150,6 +213,18 @@ open class FairQueueBenchmark {
         f.awaitDrain()
     }
 
+    /** Dispatch + run of [PLAIN_TASKS] no-op tasks, plain (not fair), beside idle fair queues; per task. */
+    @Benchmark
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    @OperationsPerInvocation(PLAIN_TASKS)
+    fun plainWithIdleQueues(s: IdleQueues) {
+        if (s.dispatch == "fanout") return s.launchFromWithin()
+        val f = s.flood
+        f.arm(separated = false)
+        f.enqueue()
+        f.awaitDrain()
+    }
+
     companion object {
         const val A_TASKS = 100_000
         const val B_TASKS = 1_000
@@ -160,6 +235,9 @@ open class FairQueueBenchmark {
         /** About 1.5 us of busy work per A or B task. */
         const val SPIN_ITERATIONS = 800
         const val FLOOD_TASKS = 100_000
+
+        /** Tasks per invocation of `plainWithIdleQueues` (the 20k launches of the idle-queue report). */
+        const val PLAIN_TASKS = 20_000
     }
 }
 
