@@ -60,14 +60,18 @@ public class FairQueueDispatcher internal constructor(
 
     /** Java users: tasks executed here are queued and served like dispatched coroutines. */
     override val executor: Executor = Executor { task ->
-        if (!offer(task)) throw RejectedExecutionException("fair queue $name is closed")
+        if (!offer(task)) throw RejectedExecutionException("${whyRejected()}; rejected $task")
     }
+
+    /** Why an offer was refused: this queue was closed, or its pool was shut down. */
+    private fun whyRejected(): String =
+        if (closedByUser) "fair queue $name of ${pool.name} is closed" else "fair queue $name: ${pool.name} is shut down"
 
     /** Always true: work always goes through the queue, which is what makes it fair. */
     override fun isDispatchNeeded(context: CoroutineContext): Boolean = true
 
     override fun dispatch(context: CoroutineContext, block: Runnable) {
-        if (!offer(block)) rejectContinuation(context, block)
+        if (!offer(block)) rejectContinuation(context, block, "The task was rejected: ${whyRejected()}")
     }
 
     /** `yield()` goes to the back of this queue. */
@@ -192,7 +196,8 @@ public class FairQueueDispatcher internal constructor(
             n++
             when (task) {
                 is ForkedTask<*> -> task.cancel(false)
-                is kotlin.coroutines.Continuation<*> -> rejectContinuation(task.context, task)
+                is kotlin.coroutines.Continuation<*> ->
+                    rejectContinuation(task.context, task, "The task was discarded: cancelPending() on fair queue $name")
                 else -> Unit // dropped on request; counted in the return value and in stats
             }
         }

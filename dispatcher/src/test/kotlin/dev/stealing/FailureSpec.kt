@@ -25,12 +25,15 @@ class FailureSpec : FunSpec({
             d.executor.execute(plain) // accepted: the queue took it; then the worker start fails
             val forked = d.fork { 42 }
             val job = kotlinx.coroutines.CoroutineScope(kotlinx.coroutines.Job()).launch(d) { error("must not run") }
+            val fairTask = Runnable { error("must not run") }
+            d.fairQueue("stranded").executor.execute(fairTask)
             // Each was rejected: the Runnable to the handler, the fork cancelled, the coroutine cancelled.
             eventually(10_000) { handled.any { it.first === plain } } shouldBe true
             handled.first { it.first === plain }.second.let {
                 (it is java.util.concurrent.RejectedExecutionException) shouldBe true
                 (it.cause is OutOfMemoryError) shouldBe true
             }
+            eventually(10_000) { handled.any { it.first === fairTask } } shouldBe true
             forked.isCancelled shouldBe true
             kotlinx.coroutines.runBlocking { kotlinx.coroutines.withTimeout(10_000) { job.join() } }
             job.isCancelled shouldBe true

@@ -83,7 +83,7 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
         2, "ledger-$round",
         StealingOptions(
             exceptionHandler = { task, e ->
-                if (task is LedgerTask && e is RejectedExecutionException) mark(task.id, Outcome.REJECTED_TO_HANDLER)
+                if (task is ShutdownLedgerTask && e is RejectedExecutionException) mark(task.id, Outcome.REJECTED_TO_HANDLER)
                 else unexpected += "handler got $task: $e"
             },
         ),
@@ -110,9 +110,9 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
             paths[id] = path.toByte()
             try {
                 when (path) {
-                    0 -> d.executor.execute(LedgerTask(id, ::body))
-                    1 -> keyed[id % keyed.size].execute(LedgerTask(id, ::body))
-                    2 -> fairQueues[id % fairQueues.size].executor.execute(LedgerTask(id, ::body))
+                    0 -> d.executor.execute(ShutdownLedgerTask(id, ::body))
+                    1 -> keyed[id % keyed.size].execute(ShutdownLedgerTask(id, ::body))
+                    2 -> fairQueues[id % fairQueues.size].executor.execute(ShutdownLedgerTask(id, ::body))
                     3 -> forked.set(id, d.fork { body(id) })
                     4 -> jobs.set(id, scope.launch(d) { body(id) })
                     5 -> jobs.set(id, scope.launch(keyedDispatchers[id % keyedDispatchers.size]) { body(id) })
@@ -143,7 +143,7 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
 
     for (task in handedBack) {
         when (task) {
-            is LedgerTask -> mark(task.id, Outcome.HANDED_BACK)
+            is ShutdownLedgerTask -> mark(task.id, Outcome.HANDED_BACK)
             is ForkedTask<*> -> Unit // cancelled by shutdownNow: counted below
             else -> unexpected += "handed back an unknown task $task"
         }
@@ -172,9 +172,9 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
     return bad
 }
 
-private class LedgerTask(val id: Int, private val body: (Int) -> Unit) : Runnable {
+private class ShutdownLedgerTask(val id: Int, private val body: (Int) -> Unit) : Runnable {
     override fun run() = body(id)
-    override fun toString(): String = "LedgerTask($id)"
+    override fun toString(): String = "ShutdownLedgerTask($id)"
 }
 
 class ShutdownLedgerSpec : FunSpec({
