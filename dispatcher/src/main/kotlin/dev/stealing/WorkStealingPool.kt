@@ -489,8 +489,12 @@ internal class WorkStealingPool(
     /** Stops intake; queued and running work completes, then the workers exit. Idempotent. */
     fun shutdown() {
         advanceRunState(SHUTDOWN)
-        global.close()
+        // Fair queues first: quiescence needs the global queue closed and drained, so once it
+        // can happen every fair queue is closed too and re-scans ask each of them (FairRotation,
+        // "Quiescence"). In the other order a worker could quiesce the pool between the two
+        // closes while a fair queue still took work that would never run.
         fair.closeAll()
+        global.close()
         if (!global.isDrained() || fair.hasWork()) signalAfterPublish() // tasks queued: make sure a worker runs them
         idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
         lock.withLock { tryTerminateLocked() }
@@ -500,8 +504,8 @@ internal class WorkStealingPool(
     /** Stops intake and hands back every task not yet started. */
     fun stop(): List<Runnable> {
         advanceRunState(STOP)
+        fair.closeAll() // in the order of shutdown()
         global.close()
-        fair.closeAll()
         val unstarted = ArrayList<Runnable>()
         fair.drainAll(unstarted)
         // Until drained, not just until poll() says null: a producer that claimed a slot
@@ -672,7 +676,7 @@ internal class WorkStealingPool(
     }
 
     private companion object {
-        /** Largest fair-queue weight (keeps the rotation's ticket space small). */
+        /** Largest fair-queue weight (a queue's turn buffer holds up to this many tasks). */
         const val MAX_FAIR_WEIGHT = 1000
 
         /** Default extra threads beyond `parallelism` (as ForkJoinPool's default maximum). */

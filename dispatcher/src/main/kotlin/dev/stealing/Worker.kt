@@ -10,7 +10,8 @@ import java.util.concurrent.locks.LockSupport
  *    task of its own deque, so neither outside work nor old local work starves under a LIFO
  *    stream of new local work;
  * 2. its own deque, newest first (LIFO: the child just forked runs next, on a warm cache);
- * 3. the global queue, then the fair queues ([FairRotation]: one task by weighted round-robin);
+ * 3. the global queue, then the fair queues ([FairRotation]: the next queue with work in the
+ *    round-robin, which yields up to its weight in tasks);
  * Keyed work ([StealingDispatcher.affinity]) waits in a core worker's personal queue, which
  * only that worker serves: before everything above for [AFFINITY_SWAP] tasks, after its own
  * deque and the global queue (but before stealing) for the next [AFFINITY_SWAP], and so on, so
