@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray
 import java.util.concurrent.ConcurrentLinkedQueue
 import kotlin.concurrent.thread
 import kotlin.random.Random
+import kotlin.time.Duration.Companion.seconds
 
 /**
  * Where each accepted task ended. Every task must end in exactly one of: it ran, `shutdownNow()`
@@ -178,9 +179,11 @@ private class ShutdownLedgerTask(val id: Int, private val body: (Int) -> Unit) :
 }
 
 class ShutdownLedgerSpec : FunSpec({
-    test("every accepted task on every path runs, is handed back or is rejected, exactly once, racing shutdownNow and close") {
-        // -Dledger.seconds=N on the Maven command line turns this into a soak of N seconds (see the pom).
-        val seconds = System.getProperty("ledger.seconds")?.toLongOrNull()
+    // -Dledger.seconds=N on the Maven command line turns this into a soak of N seconds (see the pom).
+    val soakSeconds = System.getProperty("ledger.seconds")?.toLongOrNull()
+    test("every accepted task on every path runs, is handed back or is rejected, exactly once, racing shutdownNow and close")
+        .config(timeout = ((soakSeconds ?: 0L) + 600L).seconds) {
+        val seconds = soakSeconds
         val deadline = if (seconds != null) System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds) else Long.MAX_VALUE
         val rounds = if (seconds != null) Int.MAX_VALUE else 40 * stressMultiplier
         val random = Random(42)
@@ -192,7 +195,10 @@ class ShutdownLedgerSpec : FunSpec({
             round++
             if (failures.size > 20) break
         }
-        println("ShutdownLedgerSpec (${System.getProperty("java.version")}, ${Runtime.getRuntime().availableProcessors()} CPUs): $totals")
+        println(
+            "ShutdownLedgerSpec (${System.getProperty("java.version")}, ${Runtime.getRuntime().availableProcessors()} CPUs): " +
+                "$totals; ${failures.size} not accounted for exactly once",
+        )
         failures shouldBe emptyList()
     }
 
