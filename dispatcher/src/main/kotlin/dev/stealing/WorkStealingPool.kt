@@ -188,8 +188,9 @@ internal class WorkStealingPool(
     /**
      * Puts [task] on [target]'s personal queue and wakes [target] if it is idle. Only [target]
      * can run it, so no other worker is woken: [target] wakes itself (Worker.sleep). The
-     * exchange in [AffinityQueue.offer] and the volatile read of the park state below pair with
+     * CAS in [AffinityQueue.offer] and the volatile read of the park state below pair with
      * the sleeper's IDLE write + fence + check of its queue (docs/parking.md, "Affinity").
+     * False, and nothing queued, if [target] has closed its queue on its way out.
      */
     private fun offerPersonal(target: Worker, task: Runnable): Boolean {
         if (!target.personal!!.offer(task)) return false
