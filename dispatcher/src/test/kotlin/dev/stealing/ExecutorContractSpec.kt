@@ -397,15 +397,7 @@ class ExecutorContractSpec : FunSpec({
             val interrupted = CountDownLatch(1)
             val gate = CountDownLatch(1)
             try {
-                val task = Callable {
-                    started.countDown()
-                    try {
-                        gate.await()
-                    } catch (e: InterruptedException) {
-                        interrupted.countDown()
-                    }
-                    0
-                }
+                val task = waitsForGate(started, gate, interrupted, 0)
                 val futures = s.executor.invokeAll(listOf(task), 1_000, MILLISECONDS)
                 futures.single().isCancelled shouldBe true
                 withClue("the task started within the 1 s timeout (precondition)") { started.count shouldBe 0L }
@@ -422,15 +414,7 @@ class ExecutorContractSpec : FunSpec({
             val interrupted = CountDownLatch(1)
             val gate = CountDownLatch(1)
             try {
-                val slow = Callable {
-                    slowStarted.countDown()
-                    try {
-                        gate.await()
-                    } catch (e: InterruptedException) {
-                        interrupted.countDown()
-                    }
-                    1
-                }
+                val slow = waitsForGate(slowStarted, gate, interrupted, 1)
                 val fast = Callable {
                     check(slowStarted.await(10, SECONDS)) { "the slow task did not start" }
                     2
@@ -997,4 +981,18 @@ private fun closeFromOwnTask(name: String, close: (StealingDispatcher) -> Unit) 
         d.executor.shutdownNow()
         d.executor.awaitTermination(10, SECONDS)
     }
+}
+
+/**
+ * A task that counts down [started], then waits for [gate]; if interrupted while waiting it
+ * counts down [interrupted]. Returns [result] either way.
+ */
+private fun <T> waitsForGate(started: CountDownLatch, gate: CountDownLatch, interrupted: CountDownLatch, result: T) = Callable {
+    started.countDown()
+    try {
+        gate.await()
+    } catch (e: InterruptedException) {
+        interrupted.countDown()
+    }
+    result
 }

@@ -26,8 +26,8 @@ import java.util.concurrent.atomic.AtomicInteger
  * | `default` | `Dispatchers.Default` (shared, never closed); as Executor `Dispatchers.Default.asExecutor()` |
  * | `fjp` | `ForkJoinPool(parallelism)`; as dispatcher via `asCoroutineDispatcher()` |
  * | `tpe` | `Executors.newFixedThreadPool(parallelism)` |
- * | `lock` | seed 001's single-lock pool, [LockPool] |
- * | `lockwsq` | seed 000's lock + work-stealing-queue pool, [LockWsqPool] |
+ * | `lock` | the single-lock pool of part 1 of Joe Duffy's 2008 thread-pool series, [LockPool] |
+ * | `lockwsq` | the lock + work-stealing-queue pool of part 3 of that series, [LockWsqPool] |
  *
  * Parallelism is the number of available processors for all of them (`Dispatchers.Default`
  * uses `max(2, cores)`, which is the same on the 2-core machines this runs on). Create one per

@@ -59,13 +59,13 @@ class Completion(private val expected: Int) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 1M no-op Runnables from one outside thread (seed 001's harness)
+// 1M no-op Runnables from one outside thread (the harness of part 1 of Joe Duffy's 2008 thread-pool series)
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Seed 001's queue/drain benchmark: [count] no-op `Runnable`s submitted by one thread outside the
+ * The queue/drain benchmark of part 1 of Joe Duffy's 2008 thread-pool series: [count] no-op `Runnable`s submitted by one thread outside the
  * pool, then a wait until all have run. "Separated" runs hold the workers back while the
- * producer queues, as the seed does: every task first waits on a gate that opens only after the
+ * producer queues, as that article does: every task first waits on a gate that opens only after the
  * last submission, so the first task each worker takes parks it and the rest stay queued; the
  * queue phase then measures queuing alone and the drain phase the dequeuing alone. "Overlapped"
  * runs let the workers drain while the producer queues. The same two task objects are submitted
@@ -117,11 +117,11 @@ class NoopFlood(private val executor: Executor, val count: Int = 1_000_000) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Recursive fan-out (seed 000): N tasks from outside, each queues M children from inside
+// Recursive fan-out (part 3 of Duffy's series): N tasks from outside, each queues M children from inside
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Seed 000's recursive queuing benchmark: [top] tasks submitted from outside the pool, each of
+ * The recursive queuing benchmark of part 3 of Duffy's series: [top] tasks submitted from outside the pool, each of
  * which, running on a pool thread, submits [children] no-op tasks to the same executor. Every
  * task (parents and children) counts one completion. Parent and child are preallocated.
  */

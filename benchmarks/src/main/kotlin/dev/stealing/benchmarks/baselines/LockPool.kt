@@ -5,21 +5,21 @@ import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
 
 /**
- * Baseline: the single-lock thread pool of seed 001 (Joe Duffy, "Building a custom thread pool
- * (series, part 1)", `SimpleLockThreadPool`), written in Kotlin for comparison only.
+ * Baseline: the single-lock thread pool of Joe Duffy, "Building a custom thread pool
+ * (series, part 1)" (2008), `SimpleLockThreadPool`, written in Kotlin for comparison only.
  *
- * Design, as in the seed:
+ * Design, as in the article:
  * - one FIFO queue of work items, whose monitor (`synchronized` + `wait`/`notify`, the JVM's
  *   counterpart of the CLR `Monitor`) is the pool's only lock;
  * - a fixed number of threads, started lazily on the first submission (`ensureStarted`);
  * - a `threadsWaiting` counter so a submission pulses (notifies) one thread only if some thread
  *   is waiting; a worker that finds the queue empty waits on the monitor, no spinning.
  *
- * Deliberate differences from the seed, none of which touches the queue/lock/parking path:
- * there is no ExecutionContext on the JVM (the seed's "don't flow" variant is the one built);
+ * Deliberate differences from the article, none of which touches the queue/lock/parking path:
+ * there is no ExecutionContext on the JVM (the article's "don't flow" variant is the one built);
  * a task that throws goes to the thread's uncaught-exception handler and the worker lives on
- * (the seed lets it crash the thread, which would hang a benchmark); `shutdown()` lets queued
- * work finish (the seed's `Dispose` drops it), as `ExecutorService` requires; threads are daemons.
+ * (the article lets it crash the thread, which would hang a benchmark); `shutdown()` lets queued
+ * work finish (the article's `Dispose` drops it), as `ExecutorService` requires; threads are daemons.
  */
 class LockPool(
     private val parallelism: Int = Runtime.getRuntime().availableProcessors(),
@@ -109,7 +109,7 @@ class LockPool(
         return isTerminated
     }
 
-    /** Shuts down and waits for the threads, like the seed's synchronous `Dispose`. */
+    /** Shuts down and waits for the threads, like the article's synchronous `Dispose`. */
     override fun close() {
         shutdown()
         for (t in threads.orEmpty()) if (t !== Thread.currentThread()) t.join()

@@ -5,35 +5,35 @@ import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
 
 /**
- * Baseline: the lock-plus-work-stealing-queue pool of seed 000 (Joe Duffy, "Building a custom
- * thread pool (series, part 3)", `LockAndWsqThreadPool`), with the work-stealing queue of seed
- * 002 ("A simple WorkStealingQueue<T> type"), written in Kotlin for comparison only.
+ * Baseline: the lock-plus-work-stealing-queue pool of Joe Duffy, "Building a custom
+ * thread pool (series, part 3)" (2008), `LockAndWsqThreadPool`, with the work-stealing queue of
+ * part 2 of the series ("A simple WorkStealingQueue<T> type"), written in Kotlin for comparison only.
  *
- * Design, as in the seeds:
+ * Design, as in the articles:
  * - [LockPool]'s global FIFO queue under one monitor, fixed threads started lazily, a
  *   `threadsWaiting` counter and wait/notify parking;
  * - one [WorkStealingQueue] per pool thread. A task submitted from a pool thread is pushed on
  *   that thread's queue without a lock, and the submitter notifies the monitor only if a thread
- *   is waiting (`threadsWaiting` read without the lock, as in the seed); a task submitted from
+ *   is waiting (`threadsWaiting` read without the lock, as in the article); a task submitted from
  *   any other thread goes to the global queue;
  * - a worker looks for work in its own queue (LIFO, lock-free), then the global queue (lock),
  *   then steals from the other workers' queues (FIFO, each steal takes that queue's lock), then
  *   re-checks the global queue and waits on the monitor.
  *
- * The seed leaves a race open on purpose, and so does this copy: a worker that found nothing
+ * The article leaves a race open on purpose, and so does this copy: a worker that found nothing
  * and is about to wait can miss a task another worker pushes on its own queue in the meantime
  * (the pusher saw `threadsWaiting == 0`); that task then waits for its owner. It costs
  * parallelism, and it hangs the pool when the owner blocks waiting for that task (the full
  * report once hung on the yield storm this way). So that a baseline cannot fail the report,
  * this copy waits with a 10 ms timeout: the race then costs up to 10 ms instead of forever.
- * That is the one change that favours the baseline over the seed.
+ * That is the one change that favours the baseline over the article.
  *
- * Deliberate differences from the seed, none on the measured paths: the listing's dispatch
+ * Deliberate differences from the article, none on the measured paths: the listing's dispatch
  * loop spins on the global queue without ever reaching the steal step (the prose says what it
  * means: global, then steal, then global again, then wait; that is what is built); the queues
  * are one per worker, fixed, so the listing's add/remove-queue code is not needed; "is this a
  * pool thread" is a type check on the worker thread rather than a thread-static (which in the
- * seed is shared by all pools); plus [LockPool]'s differences (no ExecutionContext, failures go
+ * article is shared by all pools); plus [LockPool]'s differences (no ExecutionContext, failures go
  * to the uncaught-exception handler, `shutdown()` drains, daemon threads).
  */
 class LockWsqPool(
@@ -46,7 +46,7 @@ class LockWsqPool(
 
     /** The global queue; its monitor guards it and the writes of [shutdown] and [threadsWaiting]. */
     private val queue = ArrayDeque<Runnable>()
-    /** Written under the monitor, read without it by pool-thread submitters (seed: "OK to read lock-free"). */
+    /** Written under the monitor, read without it by pool-thread submitters (the article: "OK to read lock-free"). */
     @Volatile private var threadsWaiting = 0
     /** Written under the monitor; volatile so the lock-free local push can check it. */
     @Volatile private var shutdown = false
@@ -163,7 +163,7 @@ class LockWsqPool(
         return isTerminated
     }
 
-    /** Shuts down and waits for the threads, like the seed's synchronous `Dispose`. */
+    /** Shuts down and waits for the threads, like the article's synchronous `Dispose`. */
     override fun close() {
         shutdown()
         for (t in threads ?: emptyArray()) if (t !== Thread.currentThread()) t.join()
@@ -172,11 +172,11 @@ class LockWsqPool(
     override fun toString(): String = "LockWsqPool[$name, parallelism = $parallelism]"
 
     /**
-     * Seed 002's work-stealing queue: an array ring of power-of-two size with a private end (the
+     * The work-stealing queue of part 2 of Duffy's series: an array ring of power-of-two size with a private end (the
      * tail: push and pop by the owner, no lock) and a public end (the head: steals, under
      * [foreignLock]). The owner takes the lock only to grow the array and when its pop may race
      * a steal for the last element. Volatile [head] and [tail] give the store-load order the
-     * seed gets from `Interlocked.Exchange` (a JMM volatile write is not reordered with a later
+     * article gets from `Interlocked.Exchange` (a JMM volatile write is not reordered with a later
      * volatile read): pop writes tail then reads head, steal writes head then reads tail.
      * The array and mask change only in [localPush]'s slow path, by the owner, under the lock.
      */
@@ -244,7 +244,7 @@ class LockWsqPool(
     }
 
     private companion object {
-        /** Bounds the cost of the seed's lost wake-up (see the class comment). */
+        /** Bounds the cost of the article's lost wake-up (see the class comment). */
         const val LOST_WAKEUP_TIMEOUT_MS = 10L
     }
 }

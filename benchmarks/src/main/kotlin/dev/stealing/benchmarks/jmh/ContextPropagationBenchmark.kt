@@ -22,7 +22,7 @@ import org.openjdk.jmh.annotations.Warmup
 import java.util.concurrent.TimeUnit
 
 /**
- * The cost of `StealingOptions.propagateContext` (F13; seed 001 measured the same trade-off for
+ * The cost of `StealingOptions.propagateContext` (part 1 of Duffy's series measured the same trade-off for
  * ExecutionContext flow): [DispatchDrain] batches of no-op `Runnable`s from one outside thread,
  * with propagation off and on, one ThreadLocal registered with context-propagation and set on
  * the submitting thread. Time per dispatch; with `-prof gc`, bytes per dispatch.

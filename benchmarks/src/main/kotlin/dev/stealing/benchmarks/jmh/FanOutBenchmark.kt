@@ -14,7 +14,7 @@ import org.openjdk.jmh.annotations.Warmup
 import java.util.concurrent.TimeUnit
 
 /**
- * Seed 000's recursive fan-out ([FanOut]): `top` tasks from outside the pool, each submitting
+ * The recursive fan-out of part 3 of Joe Duffy's 2008 thread-pool series ([FanOut]): `top` tasks from outside the pool, each submitting
  * `children` no-op tasks from inside it. One operation = all `top * (children + 1)` tasks run.
  */
 @State(Scope.Benchmark)

@@ -14,7 +14,7 @@ import org.openjdk.jmh.annotations.Warmup
 import java.util.concurrent.TimeUnit
 
 /**
- * fib(n) with one `async` per node and no cut-off (SPEC section 5): the scheduler's cost per
+ * fib(n) with one `async` per node and no cut-off: the scheduler's cost per
  * coroutine. `stealing-inline` uses `awaitInline`, every other executor plain `await`.
  */
 @State(Scope.Benchmark)

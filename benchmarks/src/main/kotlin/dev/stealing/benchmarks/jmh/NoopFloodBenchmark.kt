@@ -17,12 +17,12 @@ import org.openjdk.jmh.annotations.Warmup
 import java.util.concurrent.TimeUnit
 
 /**
- * Seed 001's harness: 1M no-op `Runnable`s submitted from one outside thread ([NoopFlood]).
+ * The harness of part 1 of Joe Duffy's 2008 thread-pool series: 1M no-op `Runnable`s submitted from one outside thread ([NoopFlood]).
  * `total` is queue + drain; `queue` and `drain` time one phase each, the other phase running
  * in a per-invocation fixture (outside the measured time):
- * - `phases=separated`: workers are held at a gate while the producer queues (seed: `true`);
+ * - `phases=separated`: workers are held at a gate while the producer queues (the article's harness: `true`);
  *   `queue` = cost of queuing alone, `drain` = cost of dequeuing and running alone;
- * - `phases=overlapped`: workers drain while the producer queues (seed: `false`);
+ * - `phases=overlapped`: workers drain while the producer queues (the article's harness: `false`);
  *   `queue` = the producer's time with workers competing, `drain` = what is left after it.
  * One operation = the whole 1M.
  */

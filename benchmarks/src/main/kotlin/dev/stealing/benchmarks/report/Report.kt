@@ -20,7 +20,7 @@ import kotlin.system.exitProcess
 /**
  * The comparison report: a short run of the key workloads (the same code as the JMH suite, from
  * `Workloads.kt`) on every executor, then a table of medians, spreads and ratios to
- * `Dispatchers.Default` and to `ForkJoinPool`, with the SPEC section 5 targets marked.
+ * `Dispatchers.Default` and to `ForkJoinPool`, with the performance targets marked.
  *
  * ```
  * java -cp benchmarks/target/benchmarks.jar dev.stealing.benchmarks.report.ReportKt [--quick]

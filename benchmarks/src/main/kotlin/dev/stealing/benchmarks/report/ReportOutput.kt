@@ -12,7 +12,7 @@ import java.time.format.DateTimeFormatter
 
 /**
  * Turns the report's samples into the console table, `report.md` and the ratio chart
- * `report.png`, and judges the SPEC section 5 targets.
+ * `report.png`, and judges the performance targets.
  */
 class ReportOutput(
     private val options: Options,
@@ -59,7 +59,7 @@ class ReportOutput(
 
     private fun ratio(a: Double, b: Double?): Double? = if (b == null || b == 0.0) null else a / b
 
-    // ---- targets (SPEC section 5) ---------------------------------------------------------
+    // ---- targets ---------------------------------------------------------------------------
 
     private fun target(metric: String, ex: String): String {
         val ours = median(metric, ex) ?: return ""
@@ -86,7 +86,7 @@ class ReportOutput(
         return text
     }
 
-    /** The lock pool's time over ours must be at least [factor] (seed 000's WSQ-over-lock ratios). */
+    /** The lock pool's time over ours must be at least [factor] (the WSQ-over-lock ratios of part 3 of Duffy's series). */
     private fun speedup(metric: String, ours: Double, factor: Double): Verdict? {
         val lock = median(metric, "lock") ?: return null
         val s = lock / ours
@@ -106,7 +106,7 @@ class ReportOutput(
         println(consoleTable())
         printExtras()
         println()
-        println("Targets (SPEC section 5):")
+        println("Targets:")
         for ((what, v) in verdicts) println("  ${if (v.met) "met    " else "NOT met"}  $what: ${v.text.substringBeforeLast(':')}")
         println("  (fair-queue target: measured by JMH FairQueueBenchmark.bCompletion and checked by FairQueueSpec, not here)")
         options.outDir.mkdirs()
@@ -122,7 +122,7 @@ class ReportOutput(
         }
     }
 
-    private val header = listOf("workload", "executor", "median", "min - max", "x Default", "x FJP", "target (SPEC 5)")
+    private val header = listOf("workload", "executor", "median", "min - max", "x Default", "x FJP", "target")
 
     private fun cells(r: Row): List<String> = listOf(
         r.metric.title,
@@ -190,7 +190,7 @@ class ReportOutput(
             "Median of the measured rounds; spread = min - max; ratios are our executor's median over the peer's (lower is better; " +
             "for the allocation row, bytes over bytes). Executors: `stealing` = StealingDispatcher (`await`), `stealing-inline` = the same " +
             "with `awaitInline`, `default` = Dispatchers.Default, `fjp` = ForkJoinPool (RecursiveTask for fork/join), " +
-            "`tpe` = fixed ThreadPoolExecutor, `lock` / `lockwsq` = the seed pools (benchmarks/README.md).")
+            "`tpe` = fixed ThreadPoolExecutor, `lock` / `lockwsq` = Duffy's 2008 pools (benchmarks/README.md).")
         if (options.quick) {
             appendLine()
             appendLine("**Quick mode**: few rounds; the figures are indicative only. Run without `--quick` (on an otherwise idle machine) for the figures to quote.")
@@ -205,7 +205,7 @@ class ReportOutput(
             extras.forEach { appendLine("- $it") }
             appendLine()
         }
-        appendLine("## SPEC section 5 targets")
+        appendLine("## Targets")
         appendLine()
         for ((what, v) in verdicts) appendLine("- ${if (v.met) "**met**" else "**NOT met**"}: $what: ${v.text.substringBeforeLast(':')}")
         appendLine("- not measured here: fair queues (batch B behind batch A); its workload comes with the fair-queue feature. " +
