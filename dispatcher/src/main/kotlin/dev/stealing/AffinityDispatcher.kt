@@ -7,7 +7,7 @@ import kotlin.coroutines.CoroutineContext
 
 /**
  * The dispatcher returned by [StealingDispatcher.affinity]: every task dispatched through it
- * goes to the personal queue ([AffinityQueue]) of one core worker, chosen by [affinityKey], and runs
+ * goes to the keyed queue ([KeyedQueue]) of one core worker, chosen by [affinityKey], and runs
  * there, one at a time, in dispatch order; it is never stolen. It is also an [Executor] with
  * the same guarantee ([StealingDispatcher.affinityExecutor]).
  */

@@ -26,11 +26,11 @@ public suspend fun <T> blocking(block: () -> T): T = runBlockingRegion(block)
 internal fun <T> runBlockingRegion(block: () -> T): T {
     val t = Thread.currentThread()
     if (t is Worker) {
-        t.pool.enterBlocking(t)
+        t.enterBlocking()
         try {
             return block()
         } finally {
-            t.pool.exitBlocking(t)
+            t.exitBlocking()
         }
     }
     if (t is ForkJoinWorkerThread) {

@@ -91,7 +91,7 @@ public class FairQueueDispatcher internal constructor(
             // after it and sees this task's slot.
             if (!(SCHEDULED.getVolatile(this) as Boolean) && SCHEDULED.compareAndSet(this, false, true)) {
                 pool.fair.append(turn) // O3: the claiming CAS orders it before the read of ctl (as a global offer)
-                pool.idle.signalWork()
+                pool.signalAfterGlobalOffer()
             }
             return true
         }
@@ -194,12 +194,8 @@ public class FairQueueDispatcher internal constructor(
                 continue
             }
             n++
-            when (task) {
-                is ForkedTask<*> -> task.cancel(false)
-                is kotlin.coroutines.Continuation<*> ->
-                    rejectContinuation(task.context, task, "The task was discarded: cancelPending() on fair queue $name")
-                else -> Unit // dropped on request; counted in the return value and in stats
-            }
+            // Anything else is dropped on request; counted in the return value and in stats.
+            discard(task, "The task was discarded: cancelPending() on fair queue $name")
         }
         discarded.add(n.toLong())
         pool.fair.remove(this)

@@ -250,11 +250,11 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
     private fun blockUntilDone(nanos: Long, interruptible: Boolean): Boolean {
         val w = Thread.currentThread() as? Worker ?: return waitUntilDone(nanos, interruptible)
         w.blockedJoins++
-        w.pool.enterBlocking(w)
+        w.enterBlocking()
         try {
             return waitUntilDone(nanos, interruptible)
         } finally {
-            w.pool.exitBlocking(w)
+            w.exitBlocking()
         }
     }
 

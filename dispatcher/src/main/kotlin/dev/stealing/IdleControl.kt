@@ -4,17 +4,45 @@ import java.lang.invoke.VarHandle
 import java.util.concurrent.locks.LockSupport
 
 /**
+ * What idle control needs from the pool above it, and nothing more.
+ */
+internal interface IdleHost {
+    /** The node of the worker in slot [index] (a slot that the idle stack links to is filled). */
+    fun idleNode(index: Int): IdleNode
+
+    /** The re-scan: whether any queue holds work that any worker may take. */
+    fun hasVisibleWork(): Boolean
+
+    /**
+     * Starts a worker that idle control has already counted as live, active and searching.
+     * False if the pool no longer starts workers; throws if the thread cannot be started.
+     */
+    fun startWorker(): Boolean
+
+    /**
+     * A worker could not be started because of [cause] (already uncounted); [noneLive]: no
+     * worker is alive, so nobody would run what is queued.
+     */
+    fun workerStartFailed(cause: Throwable, noneLive: Boolean)
+
+    /** A worker became active: the starvation monitor must be watching. */
+    fun workerActivated()
+}
+
+/**
  * Who sleeps, who gets woken and how many threads run: the pool's idle stack, its counts of
  * searching, live and active workers, packed into one 64-bit word ([Ctl]) that changes only by
- * CAS or atomic add.
+ * CAS or atomic add, and every worker's [IdleNode]. This file is the only writer of idle and
+ * block state; it knows the pool only through [IdleHost].
  *
  * *Active* workers are the live ones that are neither idle nor inside a blocking region
- * ([beginBlocking]); they are the ones that will look at the queues again. The pool keeps at most
- * `parallelism` of them: that is its CPU parallelism.
+ * ([enterBlocking]); they are the ones that will look at the queues again. The pool keeps at
+ * most `parallelism` of them: that is its CPU parallelism.
  *
  * The protocol (proof in `docs/parking.md`):
- * - A producer that publishes work (into the global queue or a deque) issues a full fence and
- *   calls [signalWork]. If a worker is already searching, or `parallelism` workers are active,
+ * - A producer that publishes work makes the publication visible before its read of ctl (a
+ *   full fence after a deque push; the claiming CAS of a global or fair-queue offer) and calls
+ *   [signalWork]. If a worker is already searching, or `parallelism` workers are active,
  *   nobody is woken: they carry the obligation. Otherwise the top idle worker is popped and
  *   unparked as a searcher, or a new thread is started as a searcher (lazily up to
  *   `parallelism`, beyond it up to `maxThreads` as compensation for blocked workers).
@@ -22,26 +50,26 @@ import java.util.concurrent.locks.LockSupport
  *   [signalWork], so a burst of work wakes helpers one at a time (no thundering herd).
  * - A worker that finds nothing pushes itself on the idle stack in the same CAS that ends its
  *   search and its activity ([pushIdle]), fences, and re-scans every queue. If it finds work it
- *   wakes itself ([wakeSelf]); otherwise it parks until its state is no longer IDLE.
+ *   wakes itself ([wakeSelf]); otherwise it parks ([parkWhileIdle]) until its node is no
+ *   longer IDLE.
  *
- * No lost wake-up: the idle CAS + fence + re-scan of the sleeper and the publish + fence + read
- * of `ctl` of the producer form a Dekker pair, so at least one of them sees the other.
+ * No lost wake-up: the idle CAS + fence + re-scan of the sleeper and the publish + read of ctl
+ * of the producer form a Dekker pair, so at least one of them sees the other.
  *
- * Each worker has a park state ([Worker.parkState]): RUNNING (not on the stack), IDLE (on the
- * stack), RUNNING_ON_STACK (woke itself while still linked: the node is stale) and
- * RETIRED_ON_STACK (an extra thread that timed out and exited while linked). Whoever pops a node
- * claims it with a CAS on that state ([claimPopped]): only an IDLE node is woken; a stale or
- * retired one is unlinked and the popper's counts are undone. So a worker never needs to be
- * removed from the middle of the stack.
+ * Whoever pops a node claims it with a CAS on its [ParkState] ([claimPopped]): only an IDLE
+ * node is woken; a stale or retired one is unlinked and the popper's counts are undone. So a
+ * node never needs to be removed from the middle of the stack.
  *
  * Counting rule: a transition that makes a worker active adds to `active` *before* the worker
  * can act (so a count may briefly be one too high, never too low, which would let a field
  * borrow from its neighbour); one that makes it inactive subtracts before or with it.
  */
-internal class IdleControl(private val pool: WorkStealingPool) {
-    /** The pool's parallelism, kept here for [signalWork]'s check. */
-    @JvmField val parallelism: Int = pool.parallelism
-
+internal class IdleControl(
+    @JvmField val parallelism: Int,
+    private val maxThreads: Int,
+    private val poolName: String,
+    private val host: IdleHost,
+) {
     /** The packed [Ctl] word; through [CTL] only. */
     @Suppress("unused") private var ctl: Long = 0
 
@@ -56,8 +84,8 @@ internal class IdleControl(private val pool: WorkStealingPool) {
 
     /**
      * Wakes one idle worker or starts a new one, unless a worker is already searching or
-     * `parallelism` workers are active. Callers publish their work and issue a full fence first
-     * (see class comment).
+     * `parallelism` workers are active. Callers make their publication visible first (see
+     * class comment).
      *
      * Inline: this check runs after every push, and when the pool is busy it is all that runs.
      * Each call site gets its own copy, so the JIT sees that site's own branch profile and does
@@ -77,19 +105,19 @@ internal class IdleControl(private val pool: WorkStealingPool) {
             if (Ctl.searching(c) > 0 || Ctl.active(c) >= parallelism) return
             val top = Ctl.top(c)
             if (top != 0) {
-                val w = pool.workerAt(top - 1)
-                val next = w.nextIdle // racy read is fine: a stale value fails the versioned CAS
+                val node = host.idleNode(top - 1)
+                val next = node.nextIdle // racy read is fine: a stale value fails the versioned CAS
                 if (cas(c, Ctl.withTop(c, next) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                    if (claimPopped(w)) {
-                        activated()
-                        wake(w)
+                    if (claimPopped(node)) {
+                        host.workerActivated()
+                        wake(node)
                         return
                     }
                     addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE) // stale or retired node: undo
                 }
-            } else if (Ctl.live(c) < pool.maxThreads) {
+            } else if (Ctl.live(c) < maxThreads) {
                 if (cas(c, c + Ctl.LIVE_ONE + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                    activated()
+                    host.workerActivated()
                     startWorkerOrUndo()
                     return
                 }
@@ -106,47 +134,54 @@ internal class IdleControl(private val pool: WorkStealingPool) {
     fun startOneCoreWorker(): Boolean {
         while (true) {
             val c = ctl()
-            if (Ctl.live(c) >= pool.parallelism) return false
+            if (Ctl.live(c) >= parallelism) return false
             if (cas(c, c + Ctl.LIVE_ONE + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                activated()
+                host.workerActivated()
                 return startWorkerOrUndo()
             }
         }
     }
 
     /**
-     * Claims a node just popped from the stack: true if it was an IDLE worker, now RUNNING and
-     * to be unparked; false if it was stale (its worker already woke itself) or retired.
+     * Claims a node just popped from the stack: true if it was IDLE, now RUNNING and to be
+     * unparked; false if it was stale (its worker already woke itself) or retired.
      */
-    private fun claimPopped(w: Worker): Boolean {
+    private fun claimPopped(node: IdleNode): Boolean {
         while (true) {
-            when (val s = w.parkState()) {
-                Worker.IDLE -> if (w.casParkState(s, Worker.RUNNING)) return true
-                Worker.RUNNING_ON_STACK -> if (w.casParkState(s, Worker.RUNNING)) return false
-                Worker.RETIRED_ON_STACK -> if (w.casParkState(s, Worker.RETIRED)) return false
-                else -> error("popped worker ${w.index} in park state $s")
+            when (val s = node.parkState()) {
+                ParkState.IDLE -> if (node.casParkState(s, ParkState.RUNNING)) return true
+                ParkState.RUNNING_ON_STACK -> if (node.casParkState(s, ParkState.RUNNING)) return false
+                ParkState.RETIRED_ON_STACK -> if (node.casParkState(s, ParkState.RETIRED)) return false
+                else -> error("popped worker ${node.index} in park state $s")
             }
         }
     }
 
-    /** The calling worker starts searching (it ran out of local work). */
-    fun beginSearch() {
+    /** [node]'s worker ran out of local work and starts searching, unless it already is. */
+    fun beginSearch(node: IdleNode) {
+        if (node.searching) return
+        node.searching = true
         addCtl(Ctl.SEARCHING_ONE)
     }
 
-    /** The calling worker stops searching because it found work; recruits a helper if last. */
-    fun endSearch() {
+    /**
+     * [node]'s worker found a task: if it was searching it stops, and if it was the last
+     * searcher it recruits a helper ([signalWork]).
+     */
+    fun endSearch(node: IdleNode) {
+        if (!node.searching) return
+        node.searching = false
         val c = addCtl(-Ctl.SEARCHING_ONE)
         if (Ctl.searching(c) == 1) signalWork()
     }
 
     /**
-     * Makes [w] idle: pushes it on the stack (or, if its node is still linked from a wake-up in
+     * Makes [node] idle: pushes it on the stack (or, if it is still linked from a wake-up in
      * place, turns that node IDLE again), ending its search and its activity. The caller must
-     * then re-scan every queue and call [wakeSelf] if it finds work.
+     * then re-scan every queue and call [wakeSelf] if it finds work, else [parkWhileIdle].
      */
-    fun pushIdle(w: Worker) {
-        goIdle(w, onlyIfSurplus = false)
+    fun pushIdle(node: IdleNode) {
+        goIdle(node, onlyIfSurplus = false)
     }
 
     /**
@@ -155,140 +190,238 @@ internal class IdleControl(private val pool: WorkStealingPool) {
      * in the same CAS), so they will look at the queues before they sleep. False, and nothing
      * changed, if the pool no longer has a surplus.
      */
-    fun tryPushSurplus(w: Worker): Boolean = goIdle(w, onlyIfSurplus = true)
+    fun tryPushSurplus(node: IdleNode): Boolean = goIdle(node, onlyIfSurplus = true)
 
     /**
-     * The deactivation S1 (docs/parking.md). [w]'s block state becomes INACTIVE first, so the
+     * The deactivation S1 (docs/parking.md). [node]'s block state becomes INACTIVE first, so the
      * starvation monitor can no longer presume it blocked; if the monitor already did (PRESUMED),
-     * it already took [w] out of `active`, and this does not do it twice.
+     * it already took the worker out of `active`, and this does not do it twice.
+     *
+     * Re-idling a stale node (RUNNING_ON_STACK, left linked by [wakeSelf]) races a popper:
+     * 1. W woke itself in place: its node is RUNNING_ON_STACK and still linked.
+     * 2. W finds nothing again; its CAS on ctl below uncounts it (and bumps the version).
+     * 3. A popper P pops W's node off the stack with its own CAS on ctl, counting it.
+     * 4. P's [claimPopped] moves RUNNING_ON_STACK -> RUNNING, wakes nobody and undoes its count.
+     * 5. W's CAS RUNNING_ON_STACK -> IDLE below fails: the node is no longer linked, so W
+     *    [push]es it again (its counts are already done). Without this W would sleep IDLE but
+     *    unreachable, and no producer could ever wake it.
+     * If W's CAS in 5 comes before P's claim in 4, P claims an IDLE node, counts W and wakes
+     * it: the ordinary pop.
      */
-    private fun goIdle(w: Worker, onlyIfSurplus: Boolean): Boolean {
-        val previousBlockState = w.swapBlockState(Worker.INACTIVE)
-        check(previousBlockState == Worker.NOT_BLOCKED || previousBlockState == Worker.PRESUMED) {
-            "worker ${w.index} goes idle in block state $previousBlockState"
+    private fun goIdle(node: IdleNode, onlyIfSurplus: Boolean): Boolean {
+        val previousBlockState = node.swapBlockState(BlockState.INACTIVE)
+        check(previousBlockState == BlockState.NOT_BLOCKED || previousBlockState == BlockState.PRESUMED) {
+            "worker ${node.index} goes idle in block state $previousBlockState"
         }
-        val counted = previousBlockState != Worker.PRESUMED
-        val uncount = (if (counted) Ctl.ACTIVE_ONE else 0L) + (if (w.searching) Ctl.SEARCHING_ONE else 0L)
-        // Surplus: the others still active once w is not must be at least parallelism.
-        fun noSurplus(c: Long) = onlyIfSurplus && Ctl.active(c) - (if (counted) 1 else 0) < pool.parallelism
-        if (w.parkState() == Worker.RUNNING_ON_STACK) {
+        val counted = previousBlockState != BlockState.PRESUMED
+        val uncount = (if (counted) Ctl.ACTIVE_ONE else 0L) + (if (node.searching) Ctl.SEARCHING_ONE else 0L)
+        // Surplus: the others still active once this worker is not must be at least parallelism.
+        fun noSurplus(c: Long) = onlyIfSurplus && Ctl.active(c) - (if (counted) 1 else 0) < parallelism
+        if (node.parkState() == ParkState.RUNNING_ON_STACK) {
             while (true) {
                 val c = ctl()
                 if (noSurplus(c)) {
-                    w.setBlockState(previousBlockState)
+                    node.blockState = previousBlockState
                     return false
                 }
                 // The version bump keeps ctl from ever returning to an earlier value (allIdle).
-                if (cas(c, c - uncount + Ctl.VERSION_ONE)) break
+                if (cas(c, c - uncount + Ctl.VERSION_ONE)) break // step 2
             }
-            w.searching = false
-            if (!w.casParkState(Worker.RUNNING_ON_STACK, Worker.IDLE)) {
-                push(w) // a popper unlinked the node meanwhile (state RUNNING): push it again, counts done
+            node.searching = false
+            if (!node.casParkState(ParkState.RUNNING_ON_STACK, ParkState.IDLE)) { // step 5
+                push(node) // a popper unlinked the node meanwhile (state RUNNING): push it again, counts done
             }
         } else {
-            w.setParkState(Worker.IDLE) // before the node is reachable: poppers claim it from IDLE
+            node.setParkState(ParkState.IDLE) // before the node is reachable: poppers claim it from IDLE
             while (true) {
                 val c = ctl()
                 if (noSurplus(c)) {
-                    w.setParkState(Worker.RUNNING) // never reachable: the CAS below did not happen
-                    w.setBlockState(previousBlockState)
+                    node.setParkState(ParkState.RUNNING) // never reachable: the CAS below did not happen
+                    node.blockState = previousBlockState
                     return false
                 }
-                w.nextIdle = Ctl.top(c) // plain: published by the CAS below
-                if (cas(c, Ctl.withTop(c, w.index + 1) - uncount)) break
+                node.nextIdle = Ctl.top(c) // plain: published by the CAS below
+                if (cas(c, Ctl.withTop(c, node.index + 1) - uncount)) break
             }
-            w.searching = false
+            node.searching = false
         }
         // Dekker fence: the push above must be visible before the sleeper's re-scan reads the
-        // queues. Pairs with the fullFence a producer issues between publishing work and
-        // reading ctl in signalWork().
+        // queues. Pairs with the producer's ordering of its publication before its read of ctl
+        // in signalWork(): the fence in WorkStealingPool.signalAfterPublish() after a deque
+        // push, the claiming CAS of a global or fair-queue offer.
         VarHandle.fullFence()
         return true
     }
 
-    private fun push(w: Worker) {
-        w.setParkState(Worker.IDLE) // before the node is reachable: poppers claim it from IDLE
+    private fun push(node: IdleNode) {
+        node.setParkState(ParkState.IDLE) // before the node is reachable: poppers claim it from IDLE
         while (true) {
             val c = ctl()
-            w.nextIdle = Ctl.top(c) // plain: published by the CAS below
-            if (cas(c, Ctl.withTop(c, w.index + 1))) return
+            node.nextIdle = Ctl.top(c) // plain: published by the CAS below
+            if (cas(c, Ctl.withTop(c, node.index + 1))) return
         }
     }
 
     /**
-     * [w] went idle and then saw work (or was unparked for its affinity queue): make it a
-     * running searcher again. If it is on top of the stack it pops itself; otherwise it wakes in
-     * place, leaving a stale node that the next popper unlinks. Either way no other thread is
-     * woken: [w] takes the work itself.
+     * [node] went idle and then saw work (or has keyed work only it may run): make it a running
+     * searcher again. If it is on top of the stack it pops itself; otherwise it wakes in place,
+     * leaving a stale node that the next popper unlinks. Either way no other thread is woken:
+     * this worker takes the work itself.
+     *
+     * Waking in place races a popper that reaches the node meanwhile:
+     * 1. W pushed itself (IDLE, uncounted), re-scanned and found work; another node is on top.
+     * 2. W counts itself active and searching again (the add below), before it can act.
+     * 3. A popper P pops its way down to W's node, counts it, and claims it IDLE -> RUNNING
+     *    ([claimPopped]); it will unpark W (a permit W's next park consumes harmlessly).
+     * 4. W's CAS IDLE -> RUNNING_ON_STACK fails: P counted W and unlinked its node, so W undoes
+     *    its own count of step 2. The node is RUNNING and off the stack, as after any pop.
+     * If W's CAS comes first, the node becomes RUNNING_ON_STACK, and P's claim later finds it
+     * stale and undoes P's count instead. Either way W is counted once, and between the two
+     * adds and the undo the count is one too high, never too low.
      */
-    fun wakeSelf(w: Worker) {
+    fun wakeSelf(node: IdleNode) {
         while (true) {
             val c = ctl()
-            if (Ctl.top(c) == w.index + 1) {
-                if (cas(c, Ctl.withTop(c, w.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                    w.setParkState(Worker.RUNNING) // popped by itself: no one else claims it
+            if (Ctl.top(c) == node.index + 1) {
+                if (cas(c, Ctl.withTop(c, node.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
+                    node.setParkState(ParkState.RUNNING) // popped by itself: no one else claims it
                     break
                 }
             } else {
-                addCtl(Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE + Ctl.VERSION_ONE)
-                if (!w.casParkState(Worker.IDLE, Worker.RUNNING_ON_STACK)) {
-                    // A popper claimed w meanwhile and counted it: undo ours.
+                addCtl(Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE + Ctl.VERSION_ONE) // step 2
+                if (!node.casParkState(ParkState.IDLE, ParkState.RUNNING_ON_STACK)) { // step 4
                     addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
-                    check(w.parkState() == Worker.RUNNING) { "worker ${w.index}: bad park state ${w.parkState()}" }
+                    check(node.parkState() == ParkState.RUNNING) {
+                        "worker ${node.index}: bad park state ${node.parkState()}"
+                    }
                 }
                 break
             }
         }
-        w.searching = true
-        w.setBlockState(Worker.NOT_BLOCKED) // counted again (by itself or by its claimer)
-        activated()
+        resume(node)
+    }
+
+    /** [node]'s worker runs again, counted (by itself or by its claimer) as active and searching. */
+    private fun resume(node: IdleNode) {
+        node.searching = true
+        node.blockState = BlockState.NOT_BLOCKED
+        host.workerActivated()
+    }
+
+    /**
+     * Parks the calling worker while [node] is IDLE, after [pushIdle] and a re-scan that found
+     * nothing. It runs again when a producer claims the node, or when [hasOwnWork] says that
+     * work only this worker may run has arrived (keyed work: its producer unparks the worker
+     * without claiming it, so it wakes itself; pairs with the full fence and the park-state read
+     * in WorkStealingPool.offerKeyed()). With a finite [keepAliveNanos] an extra worker gives
+     * up after that long idle and retires ([tryRetire]).
+     *
+     * Returns [PARK_CLAIMED_BEFORE] if the node was claimed before it could park, [PARK_WOKEN]
+     * after a park, [PARK_RETIRED] if the worker retired (it must exit; it is uncounted).
+     */
+    fun parkWhileIdle(node: IdleNode, keepAliveNanos: Long, blocker: Any, hasOwnWork: () -> Boolean): Int {
+        if (node.parkState() != ParkState.IDLE) { // claimed by a waker, who counted it
+            resume(node)
+            return PARK_CLAIMED_BEFORE
+        }
+        val timed = keepAliveNanos != Long.MAX_VALUE
+        val deadline = if (timed) System.nanoTime() + keepAliveNanos else 0L
+        while (node.parkState() == ParkState.IDLE) {
+            if (hasOwnWork()) {
+                wakeSelf(node)
+                return PARK_WOKEN
+            }
+            if (!timed) {
+                LockSupport.park(blocker)
+            } else {
+                val left = deadline - System.nanoTime()
+                if (left > 0) {
+                    LockSupport.parkNanos(blocker, left)
+                } else if (tryRetire(node)) {
+                    return PARK_RETIRED
+                }
+            }
+            Thread.interrupted() // a stray interrupt must not turn park() into a spin
+        }
+        resume(node) // whoever claimed it counted it as active and searching
+        return PARK_WOKEN
     }
 
     /**
      * An idle extra worker whose keep-alive ran out: leaves the pool if still IDLE (its node
      * stays linked as a tombstone until popped). False if it was woken meanwhile.
      */
-    fun tryRetire(w: Worker): Boolean {
-        if (!w.casParkState(Worker.IDLE, Worker.RETIRED_ON_STACK)) return false
+    private fun tryRetire(node: IdleNode): Boolean {
+        if (!node.casParkState(ParkState.IDLE, ParkState.RETIRED_ON_STACK)) return false
         addCtl(-Ctl.LIVE_ONE)
         return true
     }
 
     /** A running worker leaves the pool (shutdown): it stops counting as live and active. */
-    fun exitRunning(w: Worker) {
-        val counted = w.swapBlockState(Worker.INACTIVE) != Worker.PRESUMED
-        val searchingDelta = if (w.searching) Ctl.SEARCHING_ONE else 0L
-        w.searching = false
+    fun exitRunning(node: IdleNode) {
+        val counted = node.swapBlockState(BlockState.INACTIVE) != BlockState.PRESUMED
+        val searchingDelta = if (node.searching) Ctl.SEARCHING_ONE else 0L
+        node.searching = false
         addCtl(-Ctl.LIVE_ONE - (if (counted) Ctl.ACTIVE_ONE else 0L) - searchingDelta)
     }
 
     /**
-     * The calling worker enters a blocking region (or the starvation monitor presumes it
-     * blocked): it stops counting as active, and if work is waiting, another worker is woken or
-     * started in its place.
+     * [node]'s worker enters a blocking region (nested regions count once): it stops counting
+     * as active, and if work is waiting, another worker is woken or started in its place. If
+     * the starvation monitor already presumed it blocked, it is already uncounted and the region
+     * takes the presumption over.
      */
-    fun beginBlocking() {
-        addCtl(-Ctl.ACTIVE_ONE)
-        // Dekker fence: the decrement must be visible before the re-scan below, or a producer
-        // that read the old count (and so woke nobody) could be missed. Pairs with the fence
-        // between a producer's publish and its read of ctl in signalWork().
-        VarHandle.fullFence()
-        if (pool.hasVisibleWork()) signalWork()
+    fun enterBlocking(node: IdleNode) {
+        if (node.blockingDepth++ > 0) return
+        if (node.casBlockState(BlockState.NOT_BLOCKED, BlockState.MARKED)) {
+            uncountBlocked()
+        } else {
+            node.blockState = BlockState.MARKED // was PRESUMED: already uncounted
+        }
     }
 
-    /** The worker left its blocking region: it counts as active again. */
-    fun endBlocking() {
-        addCtl(Ctl.ACTIVE_ONE)
-        activated()
+    /** [node]'s worker leaves its (outermost) blocking region: it counts as active again. */
+    fun exitBlocking(node: IdleNode) {
+        if (--node.blockingDepth > 0) return
+        node.blockState = BlockState.NOT_BLOCKED
+        countUnblocked()
     }
 
     /**
-     * After every transition that made a worker active: the monitor must be watching. (Not only
-     * on 0 -> 1: a popper's count that it is about to undo can hide that transition.) One
-     * volatile read when the monitor is awake.
+     * The starvation monitor found [node]'s worker stuck in a task while work waits: uncount it
+     * and compensate. False if the worker is not NOT_BLOCKED any more (it marked a region,
+     * went idle or exited meanwhile).
      */
-    private fun activated() {
-        pool.monitor?.onPoolActive()
+    fun presumeBlocked(node: IdleNode): Boolean {
+        if (!node.casBlockState(BlockState.NOT_BLOCKED, BlockState.PRESUMED)) return false
+        uncountBlocked()
+        return true
+    }
+
+    /**
+     * After each task of [node]'s worker: the task is over, so it no longer blocks; if the
+     * monitor presumed it did (the presumption may also have landed just after the task ended:
+     * either way the worker is running), count it as active again. One volatile read otherwise.
+     */
+    fun endPresumptionIfAny(node: IdleNode) {
+        if (node.blockState == BlockState.PRESUMED && node.blockingDepth == 0) {
+            node.blockState = BlockState.NOT_BLOCKED // only the own worker moves it out of PRESUMED
+            countUnblocked()
+        }
+    }
+
+    private fun uncountBlocked() {
+        addCtl(-Ctl.ACTIVE_ONE)
+        // Dekker fence: the decrement must be visible before the re-scan below, or a producer
+        // that read the old count (and so woke nobody) could be missed. Pairs with the
+        // producer's ordering of its publication before its read of ctl in signalWork().
+        VarHandle.fullFence()
+        if (host.hasVisibleWork()) signalWork()
+    }
+
+    private fun countUnblocked() {
+        addCtl(Ctl.ACTIVE_ONE)
+        host.workerActivated()
     }
 
     /** Pops and wakes every idle worker (shutdown). */
@@ -297,11 +430,11 @@ internal class IdleControl(private val pool: WorkStealingPool) {
             val c = ctl()
             val top = Ctl.top(c)
             if (top == 0) return
-            val w = pool.workerAt(top - 1)
-            if (cas(c, Ctl.withTop(c, w.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                if (claimPopped(w)) {
-                    activated()
-                    wake(w)
+            val node = host.idleNode(top - 1)
+            if (cas(c, Ctl.withTop(c, node.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
+                if (claimPopped(node)) {
+                    host.workerActivated()
+                    wake(node)
                 } else {
                     addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
                 }
@@ -341,19 +474,19 @@ internal class IdleControl(private val pool: WorkStealingPool) {
         var top = Ctl.top(c)
         while (top != 0 && steps <= Ctl.MAX_THREADS) {
             steps++
-            val w = pool.workerAt(top - 1)
-            if (w.parkState() == Worker.IDLE) n++
-            top = w.nextIdle
+            val node = host.idleNode(top - 1)
+            if (node.parkState() == ParkState.IDLE) n++
+            top = node.nextIdle
         }
         return n
     }
 
-    private fun wake(w: Worker) {
-        LockSupport.unpark(w) // after the state CAS; the sleeper re-checks its state around park()
+    private fun wake(node: IdleNode) {
+        LockSupport.unpark(node.thread) // after the state CAS; the sleeper re-checks its state around park()
         val event = UnparkEvent()
         if (event.isEnabled) {
-            event.pool = pool.name
-            event.worker = w.index
+            event.pool = poolName
+            event.worker = node.index
             event.commit()
         }
     }
@@ -361,71 +494,31 @@ internal class IdleControl(private val pool: WorkStealingPool) {
     /**
      * Starts a worker, already counted as live, active and searching. If the thread cannot be
      * started (no native threads left, or no free slot), the worker it was counted as never
-     * exists: uncount it and report the failure to the pool's handler instead of throwing into
-     * whoever signalled (a submitter whose task was already accepted, or a worker's loop).
+     * exists: uncount it and tell the host instead of throwing into whoever signalled (a
+     * submitter whose task was already accepted, or a worker's loop).
      */
     private fun startWorkerOrUndo(): Boolean {
         val started = try {
-            pool.startWorker()
+            host.startWorker()
         } catch (e: Throwable) {
             addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
-            pool.reportFailure(Runnable { }, IllegalStateException("${pool.name}: cannot start a worker", e))
-            // With no live worker, nobody would ever run what is queued: reject it instead.
-            if (Ctl.live(ctl()) == 0) pool.rejectQueuedWithoutWorkers(e)
+            host.workerStartFailed(e, noneLive = Ctl.live(ctl()) == 0)
             return false
         }
         if (!started) addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE) // pool quiesced meanwhile
         return started
     }
 
-    private companion object {
-        val CTL: VarHandle = fieldHandle(IdleControl::class.java, "ctl", Long::class.javaPrimitiveType!!)
-    }
-}
+    companion object {
+        /** [parkWhileIdle]: claimed by a waker before it parked. */
+        const val PARK_CLAIMED_BEFORE = 0
 
-/**
- * Layout of the pool's control word. Fields, low to high:
- * `TOP` (index + 1 of the top idle worker, 0 = none), `SEARCHING` (workers searching),
- * `LIVE` (worker threads alive), `ACTIVE` (live workers neither idle nor blocked), `VERSION`
- * (bumped on every stack pop/push, against ABA).
- *
- * Counts may briefly exceed the number of threads by up to one per thread (see the counting
- * rule in [IdleControl]), so [MAX_THREADS] leaves the 12-bit fields room for twice that.
- */
-internal object Ctl {
-    const val FIELD_BITS = 12
-    const val FIELD_MASK = (1L shl FIELD_BITS) - 1
-    const val VERSION_BITS = 16
+        /** [parkWhileIdle]: parked, then claimed by a waker or woke itself for its own work. */
+        const val PARK_WOKEN = 1
 
-    /** Most worker threads a pool may have (parallelism plus extras). */
-    const val MAX_THREADS = (1 shl (FIELD_BITS - 1)) - 1
+        /** [parkWhileIdle]: its keep-alive ran out and it retired. */
+        const val PARK_RETIRED = 2
 
-    const val TOP_SHIFT = 0
-    const val SEARCHING_SHIFT = 12
-    const val LIVE_SHIFT = 24
-    const val ACTIVE_SHIFT = 36
-    const val VERSION_SHIFT = 48
-
-    const val TOP_MASK = FIELD_MASK shl TOP_SHIFT
-    const val SEARCHING_MASK = FIELD_MASK shl SEARCHING_SHIFT
-    const val LIVE_MASK = FIELD_MASK shl LIVE_SHIFT
-    const val ACTIVE_MASK = FIELD_MASK shl ACTIVE_SHIFT
-    const val VERSION_MASK = ((1L shl VERSION_BITS) - 1) shl VERSION_SHIFT
-
-    const val SEARCHING_ONE = 1L shl SEARCHING_SHIFT
-    const val LIVE_ONE = 1L shl LIVE_SHIFT
-    const val ACTIVE_ONE = 1L shl ACTIVE_SHIFT
-    const val VERSION_ONE = 1L shl VERSION_SHIFT
-
-    fun top(c: Long): Int = ((c and TOP_MASK) ushr TOP_SHIFT).toInt()
-    fun searching(c: Long): Int = ((c and SEARCHING_MASK) ushr SEARCHING_SHIFT).toInt()
-    fun live(c: Long): Int = ((c and LIVE_MASK) ushr LIVE_SHIFT).toInt()
-    fun active(c: Long): Int = ((c and ACTIVE_MASK) ushr ACTIVE_SHIFT).toInt()
-    fun version(c: Long): Int = ((c and VERSION_MASK) ushr VERSION_SHIFT).toInt()
-
-    /** [c] with the stack top replaced by [top] and the version bumped (wrapping). */
-    fun withTop(c: Long, top: Int): Long {
-        val version = (c + VERSION_ONE) and VERSION_MASK
-        return (c and (TOP_MASK or VERSION_MASK).inv()) or version or (top.toLong() shl TOP_SHIFT)
+        private val CTL: VarHandle = fieldHandle(IdleControl::class.java, "ctl", Long::class.javaPrimitiveType!!)
     }
 }

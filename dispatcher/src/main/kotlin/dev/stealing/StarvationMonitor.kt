@@ -8,7 +8,7 @@ import java.util.concurrent.locks.LockSupport
  * Starvation detection without any marking: the pool's "gate" thread. Every
  * [StealingOptions.starvationInterval] it looks at each worker that is inside a task; one that
  * has not started a task since the previous look while work is waiting somewhere in the pool is
- * presumed blocked ([WorkStealingPool.presumeBlocked]): it stops counting as active, so an idle
+ * presumed blocked ([IdleControl.presumeBlocked]): it stops counting as active, so an idle
  * worker is woken or an extra thread is started in its place. The presumption ends when that
  * task ends.
  *
@@ -20,14 +20,19 @@ import java.util.concurrent.locks.LockSupport
  * the blocking code with `blocking { }` compensates at once instead.
  *
  * The monitor costs nothing while the pool is idle: when no worker is active and nothing is
- * queued it parks until a worker becomes active again ([onPoolActive], called by [IdleControl]
- * on every transition of the active count away from zero).
+ * queued it parks until a worker becomes active again ([onPoolActive], called through
+ * [IdleHost.workerActivated] after every transition that makes a worker active, not only the
+ * one away from zero: a popper's count that it is about to undo can hide that one).
  */
 internal class StarvationMonitor(
     private val pool: WorkStealingPool,
     private val intervalNanos: Long,
 ) : Thread("${pool.name}-monitor") {
     @Volatile private var sleeping = false
+
+    /** Times a worker was presumed blocked; written by this thread only, read by stats. */
+    @Volatile var presumedCount = 0L
+        private set
     private val started = AtomicBoolean()
 
     init {
@@ -68,19 +73,22 @@ internal class StarvationMonitor(
     private fun look(): Boolean {
         val workWaiting = pool.hasVisibleWork()
         var injected = false
-        pool.forEachWorker { w ->
+        pool.workers.forEach { w ->
             val executed = w.executed // racy read of the owner's counter: only compared for change
             if (!w.inTask || executed != w.monitorLastExecuted) {
                 w.monitorLastExecuted = executed
                 w.monitorStalledTicks = 0
-                return@forEachWorker
+                return@forEach
             }
             w.monitorStalledTicks++
-            if (injected || !workWaiting || w.blockState != Worker.NOT_BLOCKED) return@forEachWorker
+            if (injected || !workWaiting || w.idleNode.blockState != BlockState.NOT_BLOCKED) return@forEach
             val state = w.state
             val waiting = state == State.BLOCKED || state == State.WAITING || state == State.TIMED_WAITING
             val stalled = w.monitorStalledTicks >= if (waiting) WAITING_STALL_TICKS else RUNNABLE_STALL_TICKS
-            if (stalled && pool.presumeBlocked(w)) injected = true
+            if (stalled && pool.idle.presumeBlocked(w.idleNode)) {
+                presumedCount++
+                injected = true
+            }
         }
         return workWaiting || !pool.idle.noneActive()
     }

@@ -73,7 +73,7 @@ public class StealingDispatcher private constructor(
     /** `yield()` goes to the back of the global queue, so every other queued coroutine runs first. */
     @InternalCoroutinesApi
     override fun dispatchYield(context: CoroutineContext, block: Runnable) {
-        if (!pool.executeFair(block)) rejectContinuation(context, block)
+        if (!pool.executeYield(block)) rejectContinuation(context, block)
     }
 
     /**

@@ -30,8 +30,8 @@ package dev.stealing
  * @property rejected tasks rejected because the pool was shut down.
  * @property globalQueueDepth tasks waiting in the global queue.
  * @property workerQueueDepths tasks waiting in each started worker's deque.
- * @property affinityPops keyed tasks workers took from their personal (affinity) queues.
- * @property affinityQueueDepths keyed tasks waiting in each core worker's personal queue.
+ * @property affinityPops keyed tasks workers took from their keyed queues.
+ * @property affinityQueueDepths keyed tasks waiting in each core worker's keyed queue.
  * @property pinning CPU pinning of core workers ([StealingOptions.pinThreads]): `off`,
  *   `on: CPUs [...]`, or why it did not take (the pool then runs unpinned).
  * @property fairQueues each fair queue still in the rotation: name, weight, depth, executed.

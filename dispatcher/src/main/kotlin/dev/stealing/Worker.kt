@@ -1,7 +1,5 @@
 package dev.stealing
 
-import java.util.concurrent.locks.LockSupport
-
 /**
  * A worker thread of a [WorkStealingPool] and its scheduling loop.
  *
@@ -12,24 +10,26 @@ import java.util.concurrent.locks.LockSupport
  * 2. its own deque, newest first (LIFO: the child just forked runs next, on a warm cache);
  * 3. the global queue, then the fair queues ([FairRotation]: the next queue with work in the
  *    round-robin, which yields up to its weight in tasks);
- * Keyed work ([StealingDispatcher.affinity]) waits in a core worker's personal queue, which
- * only that worker serves: before everything above for [AFFINITY_SWAP] tasks, after its own
- * deque and the global queue (but before stealing) for the next [AFFINITY_SWAP], and so on, so
+ * Keyed work ([StealingDispatcher.affinity]) waits in a core worker's keyed queue, which only
+ * that worker serves: before everything above for [KEYED_SWAP] tasks, after its own deque and
+ * the global and fair queues (but before stealing) for the next [KEYED_SWAP], and so on, so
  * neither keyed nor shared work starves the other.
  *
  * 4. it becomes a *searcher* and steals from the other workers, visiting them from a random
  *    start with an odd stride over a power-of-two table (every worker once per round): one
  *    round that leaves a victim's lone task to its owner, then [StealingOptions.spinRounds]
  *    more that take anything, with spin-waits in between;
- * 5. it parks through [IdleControl] (push idle, fence, re-scan, park).
+ * 5. it parks through [IdleControl] (push idle, fence, re-scan, park), which owns its
+ *    [idleNode] (park state, block state, searching flag).
  *
  * Workers with an index below `parallelism` are *core* workers and park without a time limit.
  * The others are *extra* threads started to compensate for blocked workers: while more than
  * `parallelism` workers are active they go idle between tasks ([IdleControl.tryPushSurplus]),
  * and once idle for [StealingOptions.keepAlive] they retire.
  *
- * Owner-only state (the fields without @Volatile) is touched only by this thread, except the
- * statistics counters, which other threads read racily for [StealingStats].
+ * Each field says who touches it. Most are owner only; the statistics counters and [inTask]
+ * are written by this thread and read racily by others; the monitor's bookkeeping belongs to
+ * the starvation monitor.
  */
 internal class Worker(
     @JvmField val pool: WorkStealingPool,
@@ -37,49 +37,21 @@ internal class Worker(
 ) : Thread("${pool.name}-worker-$index") {
     @JvmField val deque = WorkDeque(pool.options.initialDequeCapacity)
 
-    /**
-     * Owner only: this worker is counted in [IdleControl]'s searching count. A worker starts as
-     * a searcher: [IdleControl.signalWork] counts it so when it starts it.
-     */
-    @JvmField var searching = true
-
-    /**
-     * RUNNING, IDLE, RUNNING_ON_STACK, RETIRED_ON_STACK or RETIRED (see [IdleControl]); through
-     * [PARK_STATE]. Set to IDLE by this worker before its node becomes reachable; moved out of
-     * IDLE by whoever claims the popped node, or by this worker itself.
-     */
-    @Suppress("unused") private var parkState = RUNNING
-
-    fun parkState(): Int = PARK_STATE.getVolatile(this) as Int
-    fun setParkState(state: Int) = PARK_STATE.setVolatile(this, state)
-    fun casParkState(expected: Int, state: Int): Boolean = PARK_STATE.compareAndSet(this, expected, state)
+    /** This worker's idle and block state; written only by [IdleControl]. */
+    @JvmField val idleNode = IdleNode(index, this)
 
     /** An extra thread beyond `parallelism`: surplus-parks and retires after its keep-alive. */
     @JvmField val isExtra = index >= pool.parallelism
 
     /** Keyed work only this worker runs ([StealingDispatcher.affinity]); core workers only. */
-    @JvmField val personal: AffinityQueue? = if (isExtra) null else AffinityQueue()
+    @JvmField val keyedQueue: KeyedQueue? = if (isExtra) null else KeyedQueue()
 
-    /** Owner only: whether the personal queue is served before shared work (swapped every [AFFINITY_SWAP] tasks). */
-    private var personalFirst = false
-    private var affinityTick = 0
+    /** Owner only: whether the keyed queue is served before shared work (swapped every [KEYED_SWAP] tasks). */
+    private var keyedFirst = false
+    private var keyedTick = 0
 
-    /**
-     * NOT_BLOCKED, MARKED (inside a blocking region: it does not count as active), PRESUMED (the
-     * starvation monitor found it stuck in a task and uncounted it; cleared, and counted again,
-     * when the task ends or when the worker goes idle without counting itself out twice) or
-     * INACTIVE (idle or exiting: not counted, so the monitor's CAS from NOT_BLOCKED cannot
-     * uncount it again). Written by this worker, and by the monitor only with a CAS from
-     * NOT_BLOCKED to PRESUMED.
-     */
-    @Volatile @JvmField var blockState = NOT_BLOCKED
-
-    fun casBlockState(expected: Int, state: Int): Boolean = BLOCK_STATE.compareAndSet(this, expected, state)
-    fun swapBlockState(state: Int): Int = BLOCK_STATE.getAndSet(this, state) as Int
-    fun setBlockState(state: Int) { blockState = state }
-
-    /** Owner only: nesting depth of blocking regions; only the outermost one is counted. */
-    @JvmField var blockingDepth = 0
+    /** Owner only, for [IdleControl.parkWhileIdle]: keyed work has arrived. Allocated once. */
+    private val hasKeyedWork: () -> Boolean = { keyedQueue?.hasWork() == true }
 
     /**
      * Owner writes, the starvation monitor reads racily: this worker is inside a top-level task
@@ -92,16 +64,13 @@ internal class Worker(
     @JvmField var monitorLastExecuted = -1L
     @JvmField var monitorStalledTicks = 0
 
-    /** The idle-stack link: index + 1 of the worker below this one, 0 for none. */
-    @JvmField var nextIdle = 0
-
     /** Owner only: nesting depth of tasks run inline or while helping a join. */
     @JvmField var inlineDepth = 0
 
     private var tick = 0
     private var random = (index + 1) * 0x9E3779B9.toInt() or 1
 
-    // Statistics: written by the owner with plain stores, read racily by stats().
+    // Statistics: written by the owner with plain stores, read racily by stats() (PoolStats.kt).
     @JvmField var executed = 0L
     @JvmField var localPops = 0L
     @JvmField var globalPops = 0L
@@ -114,7 +83,7 @@ internal class Worker(
     @JvmField var blockedJoins = 0L
     @JvmField var failed = 0L
     @JvmField var cancelledSkipped = 0L
-    @JvmField var affinityPops = 0L
+    @JvmField var keyedPops = 0L
 
     init {
         isDaemon = pool.options.daemon
@@ -137,23 +106,20 @@ internal class Worker(
             try {
                 pinnedCpu = CpuPinning.pinCurrentThread(index, pool.pinnableCpus!!)
             } catch (e: Throwable) { // the pool runs unpinned; stats() says why
-                pool.pinningFailed(e)
+                pool.pinningFailure = e.message ?: e.toString()
             }
         }
         try {
             while (true) {
                 val task = findTask() ?: break
-                if (searching) {
-                    searching = false
-                    pool.idle.endSearch()
-                }
+                pool.idle.endSearch(idleNode)
                 inTask = true
                 clearStrayInterrupt()
                 runTask(task)
                 inTask = false
             }
         } finally {
-            if (!retired) pool.idle.exitRunning(this)
+            if (!retired) pool.idle.exitRunning(idleNode)
             pool.workerExited(this, retired)
         }
     }
@@ -179,16 +145,14 @@ internal class Worker(
             failed++
             pool.reportFailure(task, e)
         }
-        endPresumptionIfAny()
+        pool.idle.endPresumptionIfAny(idleNode)
     }
 
-    /**
-     * After a task: it is over, so it no longer blocks; if the monitor presumed it did, count
-     * this worker as active again.
-     */
-    private fun endPresumptionIfAny() {
-        if (blockState == PRESUMED && blockingDepth == 0) pool.endPresumedBlocking(this)
-    }
+    /** Owner only: enters a blocking region (`blocking { }`, a blocking join); see [IdleControl.enterBlocking]. */
+    fun enterBlocking() = pool.idle.enterBlocking(idleNode)
+
+    /** Owner only: leaves the blocking region entered by [enterBlocking]. */
+    fun exitBlocking() = pool.idle.exitBlocking(idleNode)
 
     /**
      * Owner only. Runs [task] nested in the current one (wait-inlining or helping), keeping
@@ -228,7 +192,7 @@ internal class Worker(
         } finally {
             inlineDepth--
         }
-        endPresumptionIfAny()
+        pool.idle.endPresumptionIfAny(idleNode)
     }
 
     /** Owner only: whether another task may be run nested without risking the stack. */
@@ -240,18 +204,18 @@ internal class Worker(
             if (pool.isStopping()) return null
             // Only with an empty deque: nobody re-scans for a surplus worker, and a retired one's
             // slot may be reused, so what it left queued would be stranded.
-            if (isExtra && deque.isEmpty() && pool.idle.tryPushSurplus(this)) {
+            if (isExtra && deque.isEmpty() && pool.idle.tryPushSurplus(idleNode)) {
                 if (pool.isShutdown()) pool.tryQuiesce() // it may be the last worker to go idle
-                if (!sleep()) return null
+                if (!awaitWakeUp()) return null
                 continue
             }
-            val personal = personal
-            if (personal != null) {
-                if (++affinityTick == AFFINITY_SWAP) {
-                    affinityTick = 0
-                    personalFirst = !personalFirst
+            val keyed = keyedQueue
+            if (keyed != null) {
+                if (++keyedTick == KEYED_SWAP) {
+                    keyedTick = 0
+                    keyedFirst = !keyedFirst
                 }
-                if (personalFirst) pollPersonal(personal)?.let { return it }
+                if (keyedFirst) pollKeyed(keyed)?.let { return it }
             }
             if (++tick == pool.globalCheckInterval) {
                 tick = 0
@@ -263,7 +227,7 @@ internal class Worker(
             }
             pollGlobal()?.let { return it }
             pool.fair.poll()?.let { return it }
-            if (personal != null) pollPersonal(personal)?.let { return it }
+            if (keyed != null) pollKeyed(keyed)?.let { return it }
             val spinRounds = pool.options.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
             // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does
@@ -272,21 +236,18 @@ internal class Worker(
             // if it finds work at once it never touches ctl, which every push reads. (The
             // count only spares producers a wake-up; parking does not depend on it.)
             scanOthers(skipLoneTasks = spinRounds > 0)?.let { return it }
-            if (!searching) {
-                searching = true
-                pool.idle.beginSearch()
-            }
+            pool.idle.beginSearch(idleNode)
             for (round in 1..spinRounds) {
                 repeat(SPIN_WAITS_PER_ROUND) { onSpinWait() }
                 scanOthers()?.let { return it }
-                if (personal != null) pollPersonal(personal)?.let { return it }
+                if (keyed != null) pollKeyed(keyed)?.let { return it }
             }
             if (!parkIdle()) return null
         }
     }
 
-    private fun pollPersonal(personal: AffinityQueue): Runnable? =
-        personal.poll()?.also { affinityPops++ }
+    private fun pollKeyed(keyed: KeyedQueue): Runnable? =
+        keyed.poll()?.also { keyedPops++ }
 
     /** Owner only: buffer for [pollGlobal]'s batches. */
     private val batch = arrayOfNulls<Runnable>(GLOBAL_BATCH)
@@ -316,7 +277,7 @@ internal class Worker(
      * (Retry) repeats the round.
      */
     fun scanOthers(skipLoneTasks: Boolean = false): Runnable? {
-        val table = pool.workerTable
+        val table = pool.workers.slots
         val mask = table.length() - 1
         while (true) {
             var retry = false
@@ -326,7 +287,7 @@ internal class Worker(
             var k = 0
             var i = start
             while (k <= mask) {
-                val victim = table.getAcquire(i) // pairs with the set in startWorker()
+                val victim = table.getAcquire(i) // pairs with the setRelease in setLocked()
                 if (victim != null && victim !== this && !(skipLoneTasks && victim.deque.size() == 1)) {
                     val result = stealFrom(victim)
                     val task = result.taskOrNull
@@ -371,61 +332,41 @@ internal class Worker(
      */
     private fun parkIdle(): Boolean {
         if (pool.isStopping()) return false
-        pool.idle.pushIdle(this)
+        pool.idle.pushIdle(idleNode)
         // Re-scan after the fenced push (see IdleControl): any work published before a
         // producer read ctl without seeing this worker idle is visible here.
-        if (pool.hasVisibleWork() || personal?.hasWork() == true) {
-            pool.idle.wakeSelf(this)
+        if (pool.hasVisibleWork() || hasKeyedWork()) {
+            pool.idle.wakeSelf(idleNode)
             return true
         }
         if (pool.isShutdown()) pool.tryQuiesce() // after close(): the last worker to go idle ends the pool
-        return sleep()
+        return awaitWakeUp()
     }
 
     /**
-     * Parks while this worker is IDLE (a core worker without a time limit, an extra one for its
-     * keep-alive, then it retires). Returns false if it retired or the pool is stopping.
+     * Parks while this worker is idle ([IdleControl.parkWhileIdle]: a core worker without a
+     * time limit, an extra one for its keep-alive, then it retires), counting the park.
+     * Returns false if it retired.
      */
-    private fun sleep(): Boolean {
-        if (parkState() != IDLE) { // already claimed by a waker, who counted it as searching
-            searching = true
-            blockState = NOT_BLOCKED
-            return true
-        }
-        parks++
+    private fun awaitWakeUp(): Boolean {
         val event = ParkEvent()
         event.begin()
-        val timed = isExtra && pool.keepAliveNanos != Long.MAX_VALUE
-        val deadline = if (timed) System.nanoTime() + pool.keepAliveNanos else 0L
-        while (parkState() == IDLE) {
-            // Keyed work for this worker: its producer unparks it without claiming it (only this
-            // worker can run it), so it wakes itself. Pairs with offerPersonal's fence + read of
-            // the park state.
-            if (personal?.hasWork() == true) {
-                pool.idle.wakeSelf(this)
-                break
+        val keepAlive = if (isExtra) pool.keepAliveNanos else Long.MAX_VALUE
+        when (pool.idle.parkWhileIdle(idleNode, keepAlive, pool, hasKeyedWork)) {
+            IdleControl.PARK_CLAIMED_BEFORE -> return true
+            IdleControl.PARK_RETIRED -> {
+                parks++
+                retired = true
+                return false
             }
-            if (!timed) {
-                LockSupport.park(pool)
-            } else {
-                val left = deadline - System.nanoTime()
-                if (left > 0) {
-                    LockSupport.parkNanos(pool, left)
-                } else if (pool.idle.tryRetire(this)) {
-                    retired = true
-                    return false
-                }
-            }
-            interrupted() // a stray interrupt must not turn park() into a spin
         }
+        parks++
         wakeups++
         if (event.shouldCommit()) {
             event.pool = pool.name
             event.worker = index
             event.commit()
         }
-        searching = true // whoever claimed this worker counted it as searching (or it woke itself)
-        blockState = NOT_BLOCKED
         return true
     }
 
@@ -440,30 +381,14 @@ internal class Worker(
 
     override fun toString(): String = name
 
-    companion object {
-        // Park states (see IdleControl).
-        const val RUNNING = 0
-        const val IDLE = 1
-        const val RUNNING_ON_STACK = 2
-        const val RETIRED_ON_STACK = 3
-        const val RETIRED = 4
-
-        // Block states.
-        const val NOT_BLOCKED = 0
-        const val MARKED = 1
-        const val PRESUMED = 2
-        const val INACTIVE = 3
-
-        private val PARK_STATE = fieldHandle(Worker::class.java, "parkState", Int::class.javaPrimitiveType!!)
-        private val BLOCK_STATE = fieldHandle(Worker::class.java, "blockState", Int::class.javaPrimitiveType!!)
-
-        /** Tasks after which a core worker swaps the order of its personal queue and shared work. */
-        const val AFFINITY_SWAP = 32
+    private companion object {
+        /** Tasks after which a core worker swaps the order of its keyed queue and shared work. */
+        const val KEYED_SWAP = 32
 
         /** Tasks taken from the global queue in one claim. */
-        private const val GLOBAL_BATCH = 32
+        const val GLOBAL_BATCH = 32
 
-        /** Spin-waits between two steal rounds of a searching worker (about 1.6 us here). */
-        private const val SPIN_WAITS_PER_ROUND = 64
+        /** Spin-waits between two steal rounds of a searching worker (a few microseconds). */
+        const val SPIN_WAITS_PER_ROUND = 64
     }
 }

@@ -57,17 +57,17 @@ class ParkingReviewSpec : FunSpec({
             eventually(5_000) { w.state == Thread.State.WAITING } shouldBe true
             w.inTask shouldBe true
             pool.hasVisibleWork() shouldBe true
-            w.blockState shouldBe Worker.NOT_BLOCKED
+            w.idleNode.blockState shouldBe BlockState.NOT_BLOCKED
 
             // The monitor is descheduled here. A ends (runTask line 137 sees NOT_BLOCKED), w runs B,
             // finds nothing and parks: pushIdle takes ACTIVE 1 -> 0.
             release.countDown()
             bRan.await(5, TimeUnit.SECONDS) shouldBe true
-            eventually(5_000) { w.parkState() == Worker.IDLE && w.state == Thread.State.WAITING } shouldBe true
+            eventually(5_000) { w.idleNode.parkState() == ParkState.IDLE && w.state == Thread.State.WAITING } shouldBe true
 
             // The monitor resumes. Before the fix its CAS NOT_BLOCKED -> PRESUMED succeeded and
             // beginBlocking subtracted a second time; now an idle worker is INACTIVE and refuses it.
-            pool.presumeBlocked(w) shouldBe false
+            pool.idle.presumeBlocked(w.idleNode) shouldBe false
             Ctl.active(pool.idle.ctl()) shouldBe 0
 
             val cRan = CountDownLatch(1)

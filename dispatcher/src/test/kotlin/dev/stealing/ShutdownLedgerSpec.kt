@@ -206,7 +206,7 @@ class ShutdownLedgerSpec : FunSpec({
         // Pool of 2, no injection: key k0 is served by worker 0, k1 by worker 1. A task on worker 1
         // offers keyed work to worker 0 after shutdownNow(), in the window between its run-state
         // check and its offer, while worker 0 exits. Before the fix, worker 0 had already drained
-        // its personal queue and the offer was accepted and never run.
+        // its keyed queue and the offer was accepted and never run.
         val handlerGot = ConcurrentLinkedQueue<Runnable>()
         val d = StealingDispatcher(
             2, "keyed-exit",

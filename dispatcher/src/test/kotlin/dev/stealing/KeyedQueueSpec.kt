@@ -9,7 +9,7 @@ import org.jetbrains.lincheck.datastructures.Param
 import java.util.concurrent.CyclicBarrier
 
 /**
- * The personal queue under Lincheck: producers offer from any thread, any thread may close it,
+ * The keyed queue under Lincheck: producers offer from any thread, any thread may close it,
  * the single consumer polls and checks for work. [poll] may return null while an offer (or the
  * close) is between its CAS and its link, so it is checked against a specification where poll
  * retries while [hasWork] says a task is on its way (exactly what the owner worker does before
@@ -17,8 +17,8 @@ import java.util.concurrent.CyclicBarrier
  * must be polled.
  */
 @Param(name = "id", gen = IntGen::class, conf = "0:3")
-class AffinityQueueLincheckModel {
-    private val queue = AffinityQueue()
+class KeyedQueueLincheckModel {
+    private val queue = KeyedQueue()
     private val tasks = Array(4) { IdTask(it) }
 
     @Operation
@@ -45,7 +45,7 @@ class SequentialFifo {
     fun poll(): Int? = q.removeFirstOrNull()
 }
 
-class AffinityQueueSpec : FunSpec({
+class KeyedQueueSpec : FunSpec({
     test("model checking: producers against the single consumer") {
         ModelCheckingOptions()
             .threads(3)
@@ -53,13 +53,13 @@ class AffinityQueueSpec : FunSpec({
             .iterations(10 * stressMultiplier)
             .invocationsPerIteration(1_000)
             .sequentialSpecification(SequentialFifo::class.java)
-            .check(AffinityQueueLincheckModel::class)
+            .check(KeyedQueueLincheckModel::class)
     }
 
     test("stress: 4 producers x 100,000 tasks, one consumer: each producer's tasks once and in order") {
         val producers = 4
         val perProducer = 100_000 * stressMultiplier
-        val queue = AffinityQueue()
+        val queue = KeyedQueue()
         val start = CyclicBarrier(producers + 1)
         val threads = List(producers) { p ->
             Thread {
@@ -84,7 +84,7 @@ class AffinityQueueSpec : FunSpec({
 
     test("close racing producers: every offer that returned true is drained, every later one fails") {
         repeat(200 * stressMultiplier) {
-            val queue = AffinityQueue()
+            val queue = KeyedQueue()
             val accepted = java.util.concurrent.atomic.AtomicInteger()
             val start = CyclicBarrier(3)
             val producers = List(2) { p ->

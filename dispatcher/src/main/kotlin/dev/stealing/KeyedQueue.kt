@@ -3,7 +3,7 @@ package dev.stealing
 import java.lang.invoke.VarHandle
 
 /**
- * A core worker's *personal* queue for keyed work ([StealingDispatcher.affinity]):
+ * A core worker's keyed queue for keyed work ([StealingDispatcher.affinity]):
  * multi-producer, single-consumer, FIFO, unbounded, never stolen from.
  *
  * A linked list with a stub node (after Vyukov's MPSC queue): a producer installs its node as
@@ -22,7 +22,7 @@ import java.lang.invoke.VarHandle
  *
  * Owner only: [poll]. Any thread: [offer], [close], [hasWork], [size].
  */
-internal class AffinityQueue {
+internal class KeyedQueue {
     private class Node(@JvmField var task: Runnable?) {
         @Suppress("unused") @JvmField var next: Node? = null // through NEXT
     }
@@ -116,8 +116,8 @@ internal class AffinityQueue {
         /** The tail of every closed queue; its `next` stays null. */
         val CLOSED = Node(null)
 
-        val HEAD: VarHandle = fieldHandle(AffinityQueue::class.java, "head", Node::class.java)
-        val TAIL: VarHandle = fieldHandle(AffinityQueue::class.java, "tail", Node::class.java)
+        val HEAD: VarHandle = fieldHandle(KeyedQueue::class.java, "head", Node::class.java)
+        val TAIL: VarHandle = fieldHandle(KeyedQueue::class.java, "tail", Node::class.java)
         val NEXT: VarHandle = fieldHandle(Node::class.java, "next", Node::class.java)
     }
 }

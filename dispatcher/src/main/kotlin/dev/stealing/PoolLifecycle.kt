@@ -1,0 +1,224 @@
+package dev.stealing
+
+import java.util.concurrent.RejectedExecutionException
+import java.util.concurrent.TimeUnit
+import kotlin.concurrent.withLock
+
+/**
+ * The pool's life cycle ([WorkStealingPool.runState]), in order; it only moves forward.
+ *
+ * - RUNNING: takes work.
+ * - SHUTDOWN ([shutdown]): intake closed. The global and fair queues are closed, so an outside
+ *   submission either got in before and will run, or is rejected; running tasks may still fork
+ *   locally. Workers keep running everything queued.
+ * - STOP ([stop], `shutdownNow`): queued tasks are handed back or discarded; workers exit after
+ *   their current task.
+ * - TIDYING: quiescent after SHUTDOWN (every live worker idle and nothing queued, found by the
+ *   last worker to go idle in [tryQuiesce]); workers exit.
+ * - TERMINATED: no worker is alive.
+ */
+internal object RunState {
+    const val RUNNING = 0
+    const val SHUTDOWN = 1
+    const val STOP = 2
+    const val TIDYING = 3
+    const val TERMINATED = 4
+}
+
+/**
+ * Ends a queued [task] that will never run because [why]: a [ForkedTask] is cancelled (so its
+ * joiners end), a coroutine continuation has its job cancelled and completes on
+ * `Dispatchers.IO` (as kotlinx's executor dispatchers do on rejection). Returns false, doing
+ * nothing, for any other `Runnable`: the caller hands it back, reports it or drops it.
+ */
+internal fun discard(task: Runnable, why: String): Boolean = when (task) {
+    is ForkedTask<*> -> {
+        task.cancel(false)
+        true
+    }
+    is kotlin.coroutines.Continuation<*> -> {
+        rejectContinuation(task.context, task, why)
+        true
+    }
+    else -> false
+}
+
+/** Stops intake; queued and running work completes, then the workers exit. Idempotent. */
+internal fun WorkStealingPool.shutdown() {
+    advanceRunState(RunState.SHUTDOWN)
+    // Fair queues first: quiescence needs the global queue closed and drained, so once it can
+    // happen every fair queue is closed too and re-scans ask each of them (FairRotation,
+    // "Quiescence"). In the other order a worker could quiesce the pool between the two closes
+    // while a fair queue still took work that would never run.
+    fair.closeAll()
+    global.close()
+    if (!global.isDrained() || fair.hasWork()) signalAfterPublish() // tasks queued: make sure a worker runs them
+    idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
+    lock.withLock { tryTerminateLocked() }
+    if (isTerminated()) monitor?.wakeToExit()
+}
+
+/**
+ * Stops intake and returns every task not yet started, except coroutine continuations, whose
+ * coroutines are cancelled instead (nobody could resume a handed-back continuation).
+ */
+internal fun WorkStealingPool.stop(): List<Runnable> {
+    advanceRunState(RunState.STOP)
+    fair.closeAll() // in the order of shutdown()
+    global.close()
+    val unstarted = ArrayList<Runnable>()
+    fair.drainAll(unstarted)
+    // Until drained, not just until poll() says null: a producer that claimed a slot before the
+    // close is still writing its task, which must be handed back too.
+    while (!global.isDrained()) {
+        val task = global.poll()
+        if (task != null) unstarted += task else Thread.onSpinWait()
+    }
+    workers.forEach { w ->
+        while (true) {
+            val r = w.deque.steal()
+            val task = r.taskOrNull
+            if (task != null) unstarted += task else if (r.isEmpty) break
+        }
+        w.interrupt()
+    }
+    // A task forked inside the pool may be joined by a running parent: what is handed back is
+    // cancelled so such a join ends (as ForkJoinPool.shutdownNow does).
+    val handedBack = ArrayList<Runnable>(unstarted.size)
+    for (task in unstarted) {
+        val ended = discard(task, "The task was rejected: $name stopped")
+        if (!ended || task is ForkedTask<*>) handedBack += task else rejected.increment()
+    }
+    wakeAllForExit()
+    lock.withLock { tryTerminateLocked() }
+    return handedBack
+}
+
+private fun WorkStealingPool.advanceRunState(target: Int) {
+    lock.withLock {
+        if (runState < target) runState = target
+    }
+}
+
+/**
+ * Called by a worker that went idle after [shutdown] and found nothing: if every started worker
+ * is idle (so none runs a task that could fork more) and nothing is queued or being offered,
+ * the pool is quiescent: move to TIDYING and wake everyone to exit.
+ */
+internal fun WorkStealingPool.tryQuiesce() {
+    if (runState >= RunState.STOP) {
+        // Stopping or already quiescent: this worker pushed itself idle after the wakeAll of
+        // stop() or of the quiescing worker, and must not park. The runState write before that
+        // wakeAll and this worker's idle push + fence + read form a Dekker pair.
+        idle.wakeAll()
+        return
+    }
+    if (lock.withLock { quiesceLocked() }) wakeAllForExit()
+}
+
+/** Under [WorkStealingPool.lock]: moves a shut-down pool with nothing queued and every live worker idle to TIDYING. */
+internal fun WorkStealingPool.quiesceLocked(): Boolean {
+    if (runState != RunState.SHUTDOWN || !global.isDrained() || hasVisibleWork()) return false
+    if (!idle.allIdle(liveWorkers) { !hasVisibleWork() && outsideKeyedOffers.get() == 0 && !hasKeyedWork() }) {
+        return false
+    }
+    runState = RunState.TIDYING
+    return true
+}
+
+internal fun WorkStealingPool.wakeAllForExit() {
+    idle.wakeAll()
+    monitor?.wakeToExit()
+}
+
+/**
+ * Under [WorkStealingPool.lock]: TERMINATED once no worker is alive and the pool is stopping,
+ * or shut down with nothing left (a pool that never started a worker).
+ */
+internal fun WorkStealingPool.tryTerminateLocked() {
+    if (liveWorkers != 0 || runState == RunState.TERMINATED) return
+    if (runState >= RunState.STOP || (runState == RunState.SHUTDOWN && global.isDrained())) {
+        runState = RunState.TERMINATED
+        terminatedCondition.signalAll()
+    }
+}
+
+/**
+ * When [w] exits a stopping pool: tasks it pushed onto its own deque after [stop] took the
+ * deque's contents, and tasks in its keyed queue, are rejected, not lost. The keyed queue is
+ * closed first, so a keyed offer racing this exit is either drained here or refused to its
+ * producer ([WorkStealingPool.executeKeyed]).
+ */
+internal fun WorkStealingPool.rejectLeftovers(w: Worker) {
+    while (true) rejectTask(w.deque.pop() ?: break)
+    w.keyedQueue?.drainClosed { rejectTask(it) }
+}
+
+/**
+ * A task that cannot run any more because the pool stopped (or, with [startFailure], because
+ * no worker could be started): [discard]ed, and anything else reaches the failure handler with
+ * a [RejectedExecutionException].
+ */
+internal fun WorkStealingPool.rejectTask(task: Runnable, startFailure: Throwable? = null) {
+    rejected.increment()
+    val why = if (startFailure == null) "$name stopped" else "$name could not start a worker"
+    if (!discard(task, "The task was rejected: $why")) {
+        reportFailure(task, RejectedExecutionException("$why before running $task", startFailure))
+    }
+}
+
+/**
+ * A worker could not be started and none is alive: the tasks waiting in the global queue and
+ * the fair queues would never run, so each is rejected ([rejectTask], with [cause]) instead of
+ * being stranded. A later submission tries to start a worker again.
+ */
+internal fun WorkStealingPool.rejectQueuedWithoutWorkers(cause: Throwable) {
+    // One drainer at a time: taking a fair queue's turn signals, and that signal's failed start
+    // would call this again on the same thread. A caller that finds a drain under way leaves its
+    // task to it: the drainer re-checks the queues after it lets go.
+    while (rejectingStranded.compareAndSet(false, true)) {
+        try {
+            while (true) rejectTask(global.poll() ?: fair.poll() ?: break, startFailure = cause)
+        } finally {
+            rejectingStranded.set(false)
+        }
+        if (idle.liveCount != 0 || (global.size() == 0 && !fair.hasWork())) return
+    }
+}
+
+/**
+ * Waits up to [nanos] for TERMINATED; true if reached. Zero or negative: no wait. Throws
+ * [InterruptedException] (undeclared) if interrupted while waiting.
+ */
+internal fun WorkStealingPool.awaitTermination(nanos: Long): Boolean {
+    if (runState == RunState.TERMINATED) return true
+    if (nanos <= 0L) return false
+    check(currentWorker() == null) { "a task of $name cannot wait for $name to terminate" }
+    var remaining = nanos
+    lock.withLock {
+        while (runState != RunState.TERMINATED) {
+            if (remaining <= 0L) return false
+            remaining = terminatedCondition.awaitNanos(remaining)
+        }
+        return true
+    }
+}
+
+/**
+ * Waits for termination, then for every worker thread to finish. Not on a worker. An interrupt
+ * does not end the wait; it is re-asserted on return (as JDK 19+ `ExecutorService.close()`
+ * does).
+ */
+internal fun WorkStealingPool.joinAll() {
+    var interrupted = false
+    while (true) {
+        try {
+            while (!awaitTermination(TimeUnit.SECONDS.toNanos(1))) { /* keep waiting */ }
+            workers.forEach { it.join() }
+            break
+        } catch (e: InterruptedException) {
+            interrupted = true
+        }
+    }
+    if (interrupted) Thread.currentThread().interrupt()
+}
