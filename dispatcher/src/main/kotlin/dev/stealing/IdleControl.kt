@@ -4,32 +4,6 @@ import java.lang.invoke.VarHandle
 import java.util.concurrent.locks.LockSupport
 
 /**
- * What idle control needs from the pool above it, and nothing more.
- */
-internal interface IdleHost {
-    /** The node of the worker in slot [index] (a slot that the idle stack links to is filled). */
-    fun idleNode(index: Int): IdleNode
-
-    /** The re-scan: whether any queue holds work that any worker may take. */
-    fun hasVisibleWork(): Boolean
-
-    /**
-     * Starts a worker that idle control has already counted as live, active and searching.
-     * False if the pool no longer starts workers; throws if the thread cannot be started.
-     */
-    fun startWorker(): Boolean
-
-    /**
-     * A worker could not be started because of [cause] (already uncounted); [noneLive]: no
-     * worker is alive, so nobody would run what is queued.
-     */
-    fun workerStartFailed(cause: Throwable, noneLive: Boolean)
-
-    /** A worker became active: the starvation monitor must be watching. */
-    fun workerActivated()
-}
-
-/**
  * Who sleeps, who gets woken and how many threads run: the pool's idle stack, its counts of
  * searching, live and active workers, packed into one 64-bit word ([Ctl]) that changes only by
  * CAS or atomic add, and every worker's [IdleNode]. This file is the only writer of idle and
@@ -247,7 +221,7 @@ internal class IdleControl(
         }
         // Dekker fence: the push above must be visible before the sleeper's re-scan reads the
         // queues. Pairs with the producer's ordering of its publication before its read of ctl
-        // in signalWork(): the fence in WorkStealingPool.signalAfterPublish() after a deque
+        // in signalWork(): the fence in signalAfterPublish() after a deque
         // push, the claiming CAS of a global or fair-queue offer.
         VarHandle.fullFence()
         return true
@@ -313,7 +287,7 @@ internal class IdleControl(
      * nothing. It runs again when a producer claims the node, or when [hasOwnWork] says that
      * work only this worker may run has arrived (keyed work: its producer unparks the worker
      * without claiming it, so it wakes itself; pairs with the full fence and the park-state read
-     * in WorkStealingPool.offerKeyed()). With a finite [keepAliveNanos] an extra worker gives
+     * in offerKeyed()). With a finite [keepAliveNanos] an extra worker gives
      * up after that long idle and retires ([tryRetire]).
      *
      * Returns [PARK_CLAIMED_BEFORE] if the node was claimed before it could park, [PARK_WOKEN]
@@ -366,51 +340,10 @@ internal class IdleControl(
     }
 
     /**
-     * [node]'s worker enters a blocking region (nested regions count once): it stops counting
-     * as active, and if work is waiting, another worker is woken or started in its place. If
-     * the starvation monitor already presumed it blocked, it is already uncounted and the region
-     * takes the presumption over.
+     * [node]'s worker stops counting as active (a blocking region or a presumption,
+     * `IdleBlocking.kt`): if work is waiting, another worker is woken or started in its place.
      */
-    fun enterBlocking(node: IdleNode) {
-        if (node.blockingDepth++ > 0) return
-        if (node.casBlockState(BlockState.NOT_BLOCKED, BlockState.MARKED)) {
-            uncountBlocked()
-        } else {
-            node.blockState = BlockState.MARKED // was PRESUMED: already uncounted
-        }
-    }
-
-    /** [node]'s worker leaves its (outermost) blocking region: it counts as active again. */
-    fun exitBlocking(node: IdleNode) {
-        if (--node.blockingDepth > 0) return
-        node.blockState = BlockState.NOT_BLOCKED
-        countUnblocked()
-    }
-
-    /**
-     * The starvation monitor found [node]'s worker stuck in a task while work waits: uncount it
-     * and compensate. False if the worker is not NOT_BLOCKED any more (it marked a region,
-     * went idle or exited meanwhile).
-     */
-    fun presumeBlocked(node: IdleNode): Boolean {
-        if (!node.casBlockState(BlockState.NOT_BLOCKED, BlockState.PRESUMED)) return false
-        uncountBlocked()
-        return true
-    }
-
-    /**
-     * After each task of [node]'s worker: the task is over, so it no longer blocks; if the
-     * monitor presumed it did (the presumption may also have landed just after the task ended:
-     * either way the worker is running), count it as active again. One volatile read otherwise.
-     */
-    fun endPresumptionIfAny(node: IdleNode) {
-        if (node.blockState == BlockState.PRESUMED && node.blockingDepth == 0) {
-            node.blockState = BlockState.NOT_BLOCKED // only the own worker moves it out of PRESUMED
-            countUnblocked()
-        }
-    }
-
-    private fun uncountBlocked() {
+    internal fun uncountBlocked() {
         addCtl(-Ctl.ACTIVE_ONE)
         // Dekker fence: the decrement must be visible before the re-scan below, or a producer
         // that read the old count (and so woke nobody) could be missed. Pairs with the
@@ -419,7 +352,8 @@ internal class IdleControl(
         if (host.hasVisibleWork()) signalWork()
     }
 
-    private fun countUnblocked() {
+    /** A blocked worker counts as active again. */
+    internal fun countUnblocked() {
         addCtl(Ctl.ACTIVE_ONE)
         host.workerActivated()
     }
