@@ -35,7 +35,7 @@ public class FairQueueDispatcher internal constructor(
     /** Its share of the pool relative to the other fair queues' weights while they all have work. */
     public val weight: Int,
 ) : ExecutorCoroutineDispatcher() {
-    private val queue = GlobalQueue(INITIAL_SEGMENT_CAPACITY)
+    private val queue = MpmcTaskQueue(INITIAL_SEGMENT_CAPACITY)
     private val executed = LongAdder()
     private val discarded = LongAdder()
     @Volatile private var closedByUser = false

@@ -14,7 +14,7 @@ import kotlin.concurrent.withLock
  *   same queue. Workers take the first token, serve that queue's turn and append the token at
  *   the back again if the queue still has work. This is the round-robin, and an idle queue is
  *   not in it: [poll] and [hasWork] cost the same with no fair queue and with 20,000 idle ones.
- *   It is a [GlobalQueue] (the lock-free MPMC FIFO of the pool's outside submissions), whose
+ *   It is a [MpmcTaskQueue] (the lock-free MPMC FIFO of the pool's outside submissions), whose
  *   entries must be Runnables: hence the token, which is never run.
  *
  * **Weights.** A queue of weight w yields up to w tasks on its turn
@@ -102,7 +102,7 @@ internal class FairRotation {
     }
 
     /** Tokens of the queues with work, FIFO; never closed. */
-    private val active = GlobalQueue(ACTIVE_SEGMENT_CAPACITY)
+    private val active = MpmcTaskQueue(ACTIVE_SEGMENT_CAPACITY)
 
     private val lock = ReentrantLock()
 

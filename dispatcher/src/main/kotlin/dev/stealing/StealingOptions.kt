@@ -21,9 +21,10 @@ import java.time.Duration
  * @property exceptionHandler receives every exception thrown by a task submitted through the
  *   Executor path; null (default) reports to the worker thread's uncaught-exception handler.
  *   The worker survives either way. Coroutine failures follow kotlinx rules instead.
- * @property spinRounds extra steal rounds (after the first) a worker makes, with about 1.6 us of
- *   spin-waiting before each, before it parks (default 32, about 50 us). Higher values trade
- *   idle CPU for wake-up latency; 0 parks right after one round.
+ * @property spinRounds extra steal rounds (after the first) a worker makes, with a short
+ *   spin-wait before each, before it parks (default 32: tens of microseconds in all; the
+ *   measured times are in docs/performance.md). Higher values trade idle CPU for wake-up
+ *   latency; 0 parks right after one round.
  * @property globalCheckInterval every this many tasks a worker looks at the global queue and at
  *   the oldest task of its own deque first, so neither starves (default 61).
  * @property initialDequeCapacity initial ring size of each worker's deque; a power of two in

@@ -35,7 +35,8 @@ package dev.stealing
  * @property pinning CPU pinning of core workers ([StealingOptions.pinThreads]): `off`,
  *   `on: CPUs [...]`, or why it did not take (the pool then runs unpinned).
  * @property fairQueues each fair queue still in the rotation: name, weight, depth, executed.
- * @property state `running`, `shutting down`, `stopping` or `terminated`.
+ * @property state `running`, `shutting down` (closed; accepted work still runs), `stopping`
+ *   (`shutdownNow`), `terminating` (everything ran; workers are exiting) or `terminated`.
  */
 public class StealingStats internal constructor(
     public val name: String,

@@ -47,7 +47,7 @@ internal class WorkStealingPool(
     val maxThreads: Int =
         if (options.maxThreads != 0) options.maxThreads else minOf(parallelism + DEFAULT_EXTRA_THREADS, Ctl.MAX_THREADS)
 
-    val global = GlobalQueue()
+    val global = MpmcTaskQueue()
     val fair = FairRotation()
     val globalCheckInterval = options.globalCheckInterval
 

@@ -15,6 +15,7 @@ import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.AtomicInteger
+import kotlin.concurrent.thread
 
 class ForkJoinSpec : FunSpec({
     fun fib(d: StealingDispatcher, n: Int): Int {
@@ -125,5 +126,34 @@ class ForkJoinSpec : FunSpec({
 
     test("the shared pool forks too") {
         StealingDispatcher.fork { 40 + 2 }.join() shouldBe 42
+    }
+
+    test("review: a fork/join chain deeper than maxInlineDepth completes on a pool of one") {
+        for ((depth, bound) in listOf(300 to 256, 5 to 2)) {
+            StealingDispatcher(1, "deep-join", StealingOptions(maxInlineDepth = bound)).use { d ->
+                fun chain(k: Int): Int = if (k == 0) 0 else d.fork { chain(k - 1) }.join() + 1
+                d.fork { chain(depth) }.get(30, TimeUnit.SECONDS) shouldBe depth
+            }
+        }
+    }
+
+    test("review: helping never runs an unrelated task that joins a frame below it on the same stack") {
+        // A forks X (stolen by the other worker) and B = { A.join() + 1 }, then joins X. Helping
+        // with A's own deque ran B on top of A, and B waited for A forever.
+        StealingDispatcher(2, "help-ancestor").use { d ->
+            val aRef = java.util.concurrent.atomic.AtomicReference<ForkedTask<Int>>()
+            val aStarted = CountDownLatch(1)
+            val xTaken = CountDownLatch(1)
+            val a = d.fork {
+                aStarted.await()
+                val x = d.fork { xTaken.countDown(); Thread.sleep(200); 1 }
+                xTaken.await(10, TimeUnit.SECONDS) // X is running on the other worker
+                d.fork { aRef.get().join() + 1 } // B
+                x.join()
+            }
+            aRef.set(a)
+            aStarted.countDown()
+            a.get(10, TimeUnit.SECONDS) shouldBe 1
+        }
     }
 })

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicLong
 import kotlin.concurrent.thread
+import java.util.concurrent.atomic.AtomicBoolean
 
 class ShutdownSpec : FunSpec({
     test("close racing submissions from several threads: executed + rejected == submitted") {
@@ -121,5 +122,105 @@ class ShutdownSpec : FunSpec({
         d.close()
         d.executor.awaitTermination(-1, TimeUnit.SECONDS) shouldBe true
         d.executor.awaitTermination(0, TimeUnit.SECONDS) shouldBe true
+    }
+
+    test("review: close() called from a task of the pool returns, and the pool then terminates") {
+        val d = StealingDispatcher(2, "self-close")
+        val returned = CountDownLatch(1)
+        d.executor.execute { d.close(); returned.countDown() }
+        returned.await(10, TimeUnit.SECONDS) shouldBe true
+        d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+    }
+
+    test("review: after shutdown, a running task may fork locally and wait for it: an idle worker still helps") {
+        val d = StealingDispatcher(2, "fork-after-close", StealingOptions(spinRounds = 0, starvationInterval = Duration.ZERO))
+        val ex = d.executor
+        val bothStarted = CyclicBarrier(2)
+        repeat(2) { ex.execute { bothStarted.await(10, TimeUnit.SECONDS) } }
+        val go = CountDownLatch(1)
+        val yRan = CountDownLatch(1)
+        val result = AtomicBoolean()
+        ex.execute {
+            go.await()
+            // Let the other worker go idle after the shutdown (it must not have exited).
+            val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5)
+            while (d.stats().idleThreads < 1 && System.nanoTime() < deadline) Thread.sleep(1)
+            ex.execute { yRan.countDown() } // accepted: a continuation of accepted work
+            result.set(yRan.await(10, TimeUnit.SECONDS)) // blocks this worker: only the other can run Y
+        }
+        ex.shutdown()
+        go.countDown()
+        ex.awaitTermination(30, TimeUnit.SECONDS) shouldBe true
+        result.get() shouldBe true
+    }
+
+    test("review: shutdownNow racing submissions: executed + rejected + handed back + rejected late == submitted") {
+        repeat(20 * stressMultiplier) { round ->
+            val executed = AtomicLong()
+            val rejected = AtomicLong()
+            val submitted = AtomicLong()
+            // Tasks a worker had already taken (a batch from the global queue) when the stop came
+            // are neither run nor handed back: they reach the handler as rejected.
+            val rejectedLate = AtomicLong()
+            val handler = TaskExceptionHandler { _, e -> if (e is RejectedExecutionException) rejectedLate.incrementAndGet() }
+            val d = StealingDispatcher(2, "now-race-$round", StealingOptions(exceptionHandler = handler))
+            val start = CyclicBarrier(4)
+            val producers = List(3) {
+                thread {
+                    start.await()
+                    while (true) {
+                        submitted.incrementAndGet()
+                        try {
+                            d.executor.execute { executed.incrementAndGet() }
+                        } catch (e: RejectedExecutionException) {
+                            rejected.incrementAndGet()
+                            break
+                        }
+                    }
+                }
+            }
+            start.await()
+            Thread.sleep(2) // let submissions pile up; the race is the subject
+            val handedBack = d.executor.shutdownNow().size
+            producers.forEach { it.join() }
+            d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+            (executed.get() + rejected.get() + handedBack + rejectedLate.get()) shouldBe submitted.get()
+            d.stats().rejected shouldBe rejected.get() + rejectedLate.get()
+        }
+    }
+
+    test("review: shutdownNow cancels the forked tasks it hands back, so a join waiting for one ends") {
+        // maxThreads = 1: no thread may be started in the blocked joiner's place, so the child stays queued.
+        val d = StealingDispatcher(1, "now-join", StealingOptions(maxThreads = 1))
+        val parentRunning = CountDownLatch(1)
+        val childQueued = CountDownLatch(1)
+        val childRef = java.util.concurrent.atomic.AtomicReference<ForkedTask<Int>>()
+        val outcome = java.util.concurrent.atomic.AtomicReference<Any?>()
+        d.executor.execute {
+            parentRunning.countDown()
+            childQueued.await()
+            // The child sits in the global queue behind this task: the only worker blocks here.
+            outcome.set(runCatching { childRef.get().join() }.exceptionOrNull())
+        }
+        parentRunning.await(10, TimeUnit.SECONDS) shouldBe true
+        childRef.set(d.fork { 1 }) // from outside, while the only worker runs the parent: global queue
+        childQueued.countDown()
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10)
+        while (d.stats().blockedJoins < 1 && System.nanoTime() < deadline) Thread.sleep(1)
+        d.stats().blockedJoins shouldBe 1
+        val handedBack = d.executor.shutdownNow()
+        handedBack shouldBe listOf(childRef.get())
+        childRef.get().isCancelled shouldBe true
+        d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+        (outcome.get() is java.util.concurrent.CancellationException) shouldBe true
+    }
+
+    test("review: awaitTermination from a task of the pool fails fast instead of waiting for itself") {
+        StealingDispatcher(1, "await-self").use { d ->
+            val error = d.executor.submit<Throwable?> {
+                runCatching { d.executor.awaitTermination(1, TimeUnit.SECONDS) }.exceptionOrNull()
+            }.get(10, TimeUnit.SECONDS)
+            (error is IllegalStateException) shouldBe true
+        }
     }
 })

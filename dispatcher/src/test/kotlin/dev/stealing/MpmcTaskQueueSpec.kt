@@ -9,9 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicIntegerArray
 import kotlin.concurrent.thread
 
-class GlobalQueueSpec : FunSpec({
+class MpmcTaskQueueSpec : FunSpec({
     test("FIFO across segments") {
-        val q = GlobalQueue(segmentCapacity = 4)
+        val q = MpmcTaskQueue(segmentCapacity = 4)
         val t = Array(50) { IdTask(it) }
         t.forEach { q.offer(it) shouldBe true }
         q.size() shouldBe 50
@@ -20,7 +20,7 @@ class GlobalQueueSpec : FunSpec({
     }
 
     test("a drained segment is reused: steady traffic stays in one ring") {
-        val q = GlobalQueue(segmentCapacity = 4)
+        val q = MpmcTaskQueue(segmentCapacity = 4)
         repeat(1000) {
             q.offer(IdTask(it)) shouldBe true
             (q.poll() as IdTask).id shouldBe it
@@ -28,7 +28,7 @@ class GlobalQueueSpec : FunSpec({
     }
 
     test("pollBatch takes runs in FIFO order across segments") {
-        val q = GlobalQueue(segmentCapacity = 4)
+        val q = MpmcTaskQueue(segmentCapacity = 4)
         val t = Array(50) { IdTask(it) }
         t.forEach { q.offer(it) }
         val out = arrayOfNulls<Runnable>(8)
@@ -42,7 +42,7 @@ class GlobalQueueSpec : FunSpec({
     }
 
     test("segments double, so the newest one ends up holding a whole burst") {
-        val q = GlobalQueue(segmentCapacity = 4)
+        val q = MpmcTaskQueue(segmentCapacity = 4)
         repeat(100) { q.offer(IdTask(it)) }
         q.tailCapacity() shouldBe 64 // 4 + 8 + 16 + 32 + 64 >= 100
         while (q.poll() != null) { /* drain */ }
@@ -53,7 +53,7 @@ class GlobalQueueSpec : FunSpec({
 
     test("32-bit sequence numbers: a ring is reused across positions 2^31 and 2^32") {
         for (start in listOf((1L shl 31) - 64, (1L shl 32) - 64)) runWithin(30_000) {
-            val q = GlobalQueue(segmentCapacity = 4, firstPosition = start)
+            val q = MpmcTaskQueue(segmentCapacity = 4, firstPosition = start)
             val out = arrayOfNulls<Runnable>(3)
             var next = 0
             repeat(100) { round -> // 300 positions, crossing the boundary at 64
@@ -73,7 +73,7 @@ class GlobalQueueSpec : FunSpec({
     test("32-bit sequence numbers: concurrent producer and consumers across 2^32, each task once") {
         runWithin(90_000) {
             val total = 200_000 * stressMultiplier
-            val q = GlobalQueue(segmentCapacity = 64, firstPosition = (1L shl 32) - 64L * 1000)
+            val q = MpmcTaskQueue(segmentCapacity = 64, firstPosition = (1L shl 32) - 64L * 1000)
             val polled = AtomicIntegerArray(total)
             val done = AtomicInteger()
             val rejected = AtomicInteger()
@@ -124,7 +124,7 @@ class GlobalQueueSpec : FunSpec({
     }
 
     test("close: later offers fail, earlier ones are still polled, then drained") {
-        val q = GlobalQueue(segmentCapacity = 2)
+        val q = MpmcTaskQueue(segmentCapacity = 2)
         val t = Array(5) { IdTask(it) }
         t.forEach { q.offer(it) }
         q.close()
@@ -140,7 +140,7 @@ class GlobalQueueSpec : FunSpec({
     test("MPMC with close racing offers: accepted tasks are polled exactly once, rejected never") {
         val producers = 3
         val perProducer = 100_000 * stressMultiplier
-        val q = GlobalQueue(segmentCapacity = 8)
+        val q = MpmcTaskQueue(segmentCapacity = 8)
         val polled = AtomicIntegerArray(producers * perProducer)
         val accepted = AtomicIntegerArray(producers * perProducer)
         val acceptedCount = AtomicInteger()

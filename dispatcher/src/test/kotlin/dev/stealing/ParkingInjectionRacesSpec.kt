@@ -32,9 +32,9 @@ private fun stopQuietly(d: StealingDispatcher) {
  * (docs/parking.md). Each failed, or hung, before its fix; F1 and F3 stand in for a thread
  * paused at an exact point by doing its step from the test thread.
  */
-class ParkingReviewSpec : FunSpec({
+class ParkingInjectionRacesSpec : FunSpec({
 
-    test("F1: a presumption that lands after the presumed task ended underflows ACTIVE: no later task ever runs") {
+    test("review F1: a presumption that lands after the presumed task ended underflows ACTIVE: no later task ever runs") {
         // Monitor disabled; the test thread performs the monitor's look() and its (late) CAS.
         val d = StealingDispatcher(1, "presume-late", StealingOptions(spinRounds = 0, starvationInterval = Duration.ZERO))
         val pool = d.pool
@@ -80,7 +80,7 @@ class ParkingReviewSpec : FunSpec({
         }
     }
 
-    test("F2: an extra that surplus-parks with forked work and retires: its slot is reused and the work is lost") {
+    test("review F2: an extra that surplus-parks with forked work and retires: its slot is reused and the work is lost") {
         val d = StealingDispatcher(
             1, "retire-lost",
             StealingOptions(spinRounds = 0, starvationInterval = Duration.ZERO, keepAlive = Duration.ofMillis(100), maxThreads = 2),
@@ -117,15 +117,15 @@ class ParkingReviewSpec : FunSpec({
         withClue("an accepted task ran before close() returned") { xRan.count shouldBe 0L }
     }
 
-    test("F3 (control): an unmarked waiter is detected after leaving a blocking region") {
+    test("review F3 (control): an unmarked waiter is detected after leaving a blocking region") {
         maskedMonitorScenario(transientPop = false) shouldBe true
     }
 
-    test("F3: ACTIVE 0 -> 1 hidden by a popper's transient count: the monitor stays parked through starvation") {
+    test("review F3: ACTIVE 0 -> 1 hidden by a popper's transient count: the monitor stays parked through starvation") {
         maskedMonitorScenario(transientPop = true) shouldBe true
     }
 
-    test("F4: a keepAlive beyond Long.MAX_VALUE ns kills the first worker to park, leaving its node on the stack") {
+    test("review F4: a keepAlive beyond Long.MAX_VALUE ns kills the first worker to park, leaving its node on the stack") {
         val d = StealingDispatcher(1, "forever", StealingOptions(spinRounds = 0, keepAlive = ChronoUnit.FOREVER.duration))
         try {
             val first = CountDownLatch(1)
@@ -147,7 +147,7 @@ private fun pool(d: StealingDispatcher) = d.pool
 
 /**
  * Worker 0 leaves a marked blocking region while a producer (B's signalWork) sits between its pop of a
- * stale node (IdleControl.kt:67, ACTIVE + 1) and its undo (line 73); then it waits, unmarked, for B.
+ * stale node (wakeOrStartWorker: ACTIVE + 1) and its undo; then it waits, unmarked, for B.
  * Returns whether B ran (i.e. the starvation monitor detected the stuck worker and injected a thread).
  */
 private fun maskedMonitorScenario(transientPop: Boolean): Boolean {

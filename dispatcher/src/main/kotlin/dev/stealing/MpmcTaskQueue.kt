@@ -4,8 +4,9 @@ import java.lang.invoke.MethodHandles
 import java.lang.invoke.VarHandle
 
 /**
- * The pool's global queue: work submitted from threads that are not workers of the pool, and
- * `yield()`ed coroutines. Multi-producer, multi-consumer, FIFO, lock-free, unbounded.
+ * A multi-producer, multi-consumer, FIFO, lock-free, unbounded queue of tasks that can be
+ * closed. It is the pool's global queue (work submitted from threads that are not workers of
+ * the pool, and `yield()`ed coroutines) and the storage of every fair queue.
  *
  * Design: a chain of [Segment]s, each a bounded ring in the style of Dmitry Vyukov's MPMC queue
  * (one sequence number per slot; producers and consumers claim positions by CAS). While the
@@ -27,7 +28,7 @@ import java.lang.invoke.VarHandle
  * that producer will signal the pool after its write (see `docs/parking.md`), so reading the
  * queue as empty here never loses a task.
  */
-internal class GlobalQueue(
+internal class MpmcTaskQueue(
     private val segmentCapacity: Int = SEGMENT_CAPACITY,
     /** Where the first segment's positions start (tests: near the 32-bit wrap of `seqs`). */
     firstPosition: Long = 0,
@@ -126,7 +127,7 @@ internal class GlobalQueue(
         return n.coerceAtMost(Int.MAX_VALUE.toLong()).toInt()
     }
 
-    /** A bounded Vyukov ring; see the class comment of [GlobalQueue]. */
+    /** A bounded Vyukov ring; see the class comment of [MpmcTaskQueue]. */
     private class Segment(val capacity: Int, start: Long = 0) {
         private val mask = capacity - 1
         private val items = arrayOfNulls<Runnable>(capacity)
@@ -280,7 +281,7 @@ internal class GlobalQueue(
         /** Permanently closed and empty; linked after the last segment by [close]. */
         val TOMBSTONE = Segment(2).also { it.closeForOffers() }
 
-        val HEAD: VarHandle = fieldHandle(GlobalQueue::class.java, "head", Segment::class.java)
-        val TAIL: VarHandle = fieldHandle(GlobalQueue::class.java, "tail", Segment::class.java)
+        val HEAD: VarHandle = fieldHandle(MpmcTaskQueue::class.java, "head", Segment::class.java)
+        val TAIL: VarHandle = fieldHandle(MpmcTaskQueue::class.java, "tail", Segment::class.java)
     }
 }
