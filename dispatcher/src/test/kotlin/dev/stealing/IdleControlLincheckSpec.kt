@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger
  * its next step does nothing until a producer claims its node, as `parkWhileIdle` would.
  *
  * After every scenario ([noStrandedWork]): if a task is still queued, some worker is awake
- * (not IDLE) and will look again; and `ACTIVE` counts exactly the awake workers.
+ * (not IDLE) and will look again; every IDLE worker is linked in the idle stack (else no
+ * producer could ever wake it); and `ACTIVE` counts exactly the awake workers.
  */
 open class IdleControlLincheckModel {
     private val work = AtomicInteger()
@@ -96,6 +97,14 @@ open class IdleControlLincheckModel {
         check(work.get() == 0 || awake > 0) {
             "work stranded: ${work.get()} task(s) queued while every worker is idle"
         }
+        val linked = HashSet<Int>()
+        var top = Ctl.top(idle.ctl())
+        while (top != 0 && linked.add(top - 1)) top = nodes[top - 1].nextIdle
+        for (node in nodes) {
+            check(node.parkState() != ParkState.IDLE || node.index in linked) {
+                "worker ${node.index} is idle but not on the idle stack: nobody can wake it"
+            }
+        }
         val active = Ctl.active(idle.ctl())
         check(active == awake) { "ACTIVE is $active, but $awake worker(s) are awake" }
     }
@@ -124,7 +133,17 @@ class IdleControlLincheckSpec : FunSpec({
         }
 
     test("model checking: producers signalling against two workers going idle never strand work") {
-        options().check(IdleControlLincheckModel::class)
+        options()
+            // A worker that woke in place (its stale node still linked) goes idle again while a
+            // producer pops that node: the re-push race documented at IdleControl.goIdle.
+            .addCustomScenario {
+                parallel {
+                    thread { repeat(3) { actor(IdleControlLincheckModel::publish) } }
+                    thread { repeat(2) { actor(IdleControlLincheckModel::worker0) } }
+                    thread { repeat(3) { actor(IdleControlLincheckModel::worker1) } }
+                }
+            }
+            .check(IdleControlLincheckModel::class)
     }
 
     test("model checking finds the lost wake-up when the sleeper looks before it announces itself") {
