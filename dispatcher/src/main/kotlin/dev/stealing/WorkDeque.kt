@@ -67,20 +67,6 @@ internal class WorkDeque(
     /** Owner only. Pushes [task] at the owner end. No lock, no CAS. */
     fun push(task: Runnable) {
         assertOwner()
-        pushAtBottom(task)
-    }
-
-    /**
-     * Owner only. [push] for a forked task: the same code in a method of its own, so the JIT
-     * profiles the fork/join path apart from coroutine dispatches (see [WorkStealingPool.fork]).
-     */
-    fun push(task: ForkedTask<*>) {
-        assertOwner()
-        pushAtBottom(task)
-    }
-
-    @Suppress("NOTHING_TO_INLINE")
-    private inline fun pushAtBottom(task: Runnable) {
         val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
         val t = TOP.getAcquire(this) as Long // pairs with the CAS on top in steal()/pop()
         var a = array
