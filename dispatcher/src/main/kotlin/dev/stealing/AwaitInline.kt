@@ -21,7 +21,7 @@ public suspend fun <T> Deferred<T>.awaitInline(): T {
     if (!isCompleted) {
         val w = Thread.currentThread() as? Worker
         if (w != null && w.canNest()) {
-            val task = w.removeLocal(this)
+            val task = w.removeLocal(this, CoroutineOfJob)
             if (task != null) {
                 w.inlined++
                 w.runNested(task)
@@ -32,9 +32,11 @@ public suspend fun <T> Deferred<T>.awaitInline(): T {
 }
 
 /**
- * Whether the queued [task] is [target] itself (a [ForkedTask]) or a dispatch of the coroutine
- * whose [Job] is [target]: kotlinx dispatches coroutines as tasks that are also their
- * [Continuation], so the job is found in the task's context.
+ * [TaskMatcher] for a coroutine: whether the queued [task] is a dispatch of the coroutine whose
+ * [Job] is the target. kotlinx dispatches coroutines as tasks that are also their
+ * [Continuation] (a first dispatch or a resumption), so the job is found in the task's context.
  */
-internal fun matches(task: Runnable, target: Any): Boolean =
-    task === target || (task is Continuation<*> && task.context[Job] === target)
+internal object CoroutineOfJob : TaskMatcher {
+    override fun matches(task: Runnable, target: Any): Boolean =
+        task is Continuation<*> && task.context[Job] === target
+}

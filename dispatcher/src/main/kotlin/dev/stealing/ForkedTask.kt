@@ -220,7 +220,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
     private fun tryInlineOrHelp(deadline: Long) {
         val w = Thread.currentThread() as? Worker ?: return // not in its deque unless w forked it
         if (deadline == Long.MAX_VALUE || deadline - System.nanoTime() > 0) {
-            val removed = w.removeLocal(this)
+            val removed = w.removeLocal(this, SameTask)
             if (removed != null) {
                 w.inlined++
                 w.runNested(removed)

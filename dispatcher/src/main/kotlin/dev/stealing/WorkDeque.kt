@@ -6,7 +6,8 @@ import java.lang.invoke.VarHandle
  * A per-worker Chase-Lev work-stealing deque (Chase and Lev, SPAA'05) with the C11 memory
  * ordering of Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing for Weak
  * Memory Models" (PPoPP'13), translated to VarHandle access modes. `docs/deque.md` has the
- * argument in full.
+ * argument in full. It holds plain [Runnable]s and knows nothing of what they are: a removal
+ * is told what to look for by a [TaskMatcher].
  *
  * Layout: a ring buffer `array` indexed by the unbounded counters `top` (thief end, oldest task)
  * and `bottom` (owner end, newest task). Slots `[top, bottom)` hold tasks.
@@ -14,8 +15,10 @@ import java.lang.invoke.VarHandle
  * Who may call what:
  * - the owner (one thread, the worker that the deque belongs to): [push], [pop], [popIfNewest],
  *   [tryRemove], [pollOldest]. None of them takes a lock; [push] does no CAS at all, [pop] does
- *   a CAS only when it races thieves for the last task.
- * - any thread: [steal], [size].
+ *   a CAS only when it races thieves for the last task. With assertions enabled (`-ea`) each of
+ *   them asserts that it runs on the owner thread: the [owner] given at construction, or, if
+ *   that is null (tests), the first thread that calls an owner operation.
+ * - any thread: [steal], [size], [isEmpty].
  *
  * Invariants:
  * - `top` only grows, by CAS; `bottom` is written only by the owner.
@@ -28,14 +31,26 @@ import java.lang.invoke.VarHandle
  * lowering `bottom` to `i`, fences, and then owns the suffix if `top < i`, races for it with a
  * CAS if `top == i`, or finds the task already stolen if `top > i`. While `bottom` is lowered,
  * the tasks above `i` are invisible to thieves and to idle workers' re-scans, so after such a
- * removal the owner must publish them again (fence + signal): [tryRemoveHidOthers] says when.
+ * removal the owner must publish them again (fence + signal). The [Removal] it returns says
+ * when ([Removal.mustRepublish]); there is no other state to consult.
  */
-internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
+internal class WorkDeque(
+    initialCapacity: Int = INITIAL_CAPACITY,
+    /**
+     * The thread allowed to call the owner operations, checked by assertions only. Null binds
+     * the deque to the first thread that calls one (tests that drive a deque from one thread
+     * they do not construct it on).
+     */
+    owner: Thread? = null,
+) {
     init {
         require(initialCapacity >= 2 && initialCapacity and (initialCapacity - 1) == 0) {
             "initialCapacity must be a power of two >= 2, was $initialCapacity"
         }
     }
+
+    /** See the constructor parameter; read and written only by the owner-operation assertions. */
+    private var owner: Thread? = owner
 
     /** Index of the oldest task; advanced only by CAS. Accessed through [TOP]. */
     @Suppress("unused") private var top: Long = 0
@@ -49,24 +64,9 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
      */
     @Volatile private var array: Array<Runnable?> = arrayOfNulls(initialCapacity)
 
-    /**
-     * Owner only: whether the last [tryRemove] temporarily hid other queued tasks (it lowered
-     * `bottom` below them). The caller must then re-publish: full fence + signal, as for a push.
-     */
-    var tryRemoveHidOthers: Boolean = false
-        private set
-
     /** Owner only. Pushes [task] at the owner end. No lock, no CAS. */
-    fun push(task: Runnable) = pushAtBottom(task)
-
-    /**
-     * Owner only. [push] for a forked task: the same code in a method of its own, so the JIT
-     * profiles the fork/join path apart from coroutine dispatches (see [WorkStealingPool.fork]).
-     */
-    fun push(task: ForkedTask<*>) = pushAtBottom(task)
-
-    @Suppress("NOTHING_TO_INLINE")
-    private inline fun pushAtBottom(task: Runnable) {
+    fun push(task: Runnable) {
+        assertOwner()
         val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
         val t = TOP.getAcquire(this) as Long // pairs with the CAS on top in steal()/pop()
         var a = array
@@ -77,6 +77,7 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
 
     /** Owner only. Pops the newest task, or returns null when empty (or the last task was stolen). */
     fun pop(): Runnable? {
+        assertOwner()
         val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
         val a = array
         // Only the owner writes slots, so this read needs no ordering; if the deque turns out to
@@ -92,6 +93,7 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
      * the read of `top` after the fence, as [pop] refuses an empty deque.
      */
     fun popIfNewest(target: Runnable): Boolean {
+        assertOwner()
         val b = BOTTOM.get(this) as Long
         val a = array
         return a[slot(a, b - 1)] === target && takeNewest(a, b)
@@ -149,6 +151,7 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
      * the bottom of a busy LIFO deque is not starved). Retries lost races itself.
      */
     fun pollOldest(): Runnable? {
+        assertOwner()
         while (true) {
             val r = steal()
             if (!r.isRetry) return r.taskOrNull
@@ -156,32 +159,45 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
     }
 
     /**
-     * Owner only. Finds the newest queued task that [matches] [target] and removes it, wherever
-     * it is in the deque. Returns the removed task, or null when no queued task matches (never
-     * pushed, already taken, or stolen during the removal).
+     * Owner only. Finds the newest queued task for which [matcher] says yes to [target] and
+     * removes it, wherever it is in the deque. [matcher] is a singleton (no lambda is allocated
+     * per call), called on the owner thread for the queued tasks from the newest down to the
+     * first match; it must not touch the deque.
+     *
+     * The result is a value (an inline class, nothing is allocated):
+     * - [Removal.task]: the removed task, or null when no queued task matched (never pushed,
+     *   already taken, or stolen during the removal);
+     * - [Removal.mustRepublish]: the caller must now publish the deque again, exactly as after a
+     *   push (full fence, then signal idle workers), because the removal may have hidden other
+     *   queued tasks from thieves and re-scans for a moment. True for every removal that took a
+     *   task, and for a failed one that had hidden tasks above the match before finding it
+     *   stolen; false when nothing matched (`bottom` was not touched) or the match that was
+     *   stolen was the newest task (nothing above it to hide). A taken task is reported
+     *   conservatively: one reference cannot carry the task and a flag without allocating, so
+     *   the take of the newest task, which hides nothing (it is a pop), also asks for the
+     *   re-publication, which then costs a fence and a read of the pool's control word.
      */
-    fun tryRemove(target: Any): Runnable? {
-        tryRemoveHidOthers = false
+    fun tryRemove(target: Any, matcher: TaskMatcher): Removal {
+        assertOwner()
         val b = BOTTOM.get(this) as Long
         val a = array
         val t0 = TOP.getOpaque(this) as Long // a lower bound for the scan; re-checked below
         var i = b - 1
         while (i >= t0) {
             val x = a[slot(a, i)]
-            if (x != null && matches(x, target)) break
+            if (x != null && matcher.matches(x, target)) break
             i--
         }
-        if (i < t0) return null
+        if (i < t0) return Removal.NONE
         return removeAt(a, i, b)
     }
 
-    private fun removeAt(a: Array<Runnable?>, i: Long, b: Long): Runnable? {
-        tryRemoveHidOthers = b - 1 > i // tasks above i are hidden until bottom is raised again
+    private fun removeAt(a: Array<Runnable?>, i: Long, b: Long): Removal {
         BOTTOM.setRelease(this, i) // hide [i, b) from thieves; release as in pop()
         // Store-load barrier, as in pop(): pairs with the fullFence in steal().
         VarHandle.fullFence()
         val t = TOP.getOpaque(this) as Long
-        val task = a[slot(a, i)]
+        val task = a[slot(a, i)]!! // the scan saw it; only the owner writes slots
         if (t < i) {
             // [i, b) is ours alone: close the gap by shifting the newer tasks down one slot.
             var j = i
@@ -191,15 +207,16 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
             }
             a[slot(a, b - 1)] = null
             BOTTOM.setRelease(this, b - 1) // publishes the shifted slots; pairs with steal()
-            return task
+            return Removal.removed(task)
         }
         if (t == i && TOP.compareAndSet(this, t, t + 1)) { // pairs with the CAS in steal()
             // Won slot i, the oldest; the tasks above it stay where they are.
             BOTTOM.setRelease(this, b)
-            return task
+            return Removal.removed(task)
         }
         BOTTOM.setRelease(this, b) // slot i was stolen; restore the suffix
-        return null
+        // Tasks above i, if any, were hidden while bottom was i.
+        return if (b - 1 > i) Removal.MISSED_AFTER_HIDING else Removal.NONE
     }
 
     /** Any thread. Number of queued tasks; a racy estimate when read by other threads. */
@@ -211,6 +228,23 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
 
     /** Any thread. Whether a thief would currently find a task. */
     fun isEmpty(): Boolean = size() == 0
+
+    /**
+     * The assertion of every owner operation. Not Kotlin's `assert`, which evaluates its
+     * argument even with assertions disabled: here the check sits behind [OWNER_CHECKS], a
+     * static final the JIT folds away, so without `-ea` it costs nothing.
+     */
+    @Suppress("NOTHING_TO_INLINE")
+    private inline fun assertOwner() {
+        if (OWNER_CHECKS) checkOwner() // a few bytes inline; the check itself is out of line
+    }
+
+    /** Throws [AssertionError] unless the caller is the owner; binds an ownerless deque to it. */
+    private fun checkOwner() {
+        val me = Thread.currentThread()
+        val o = owner ?: me.also { owner = it }
+        if (o !== me) throw AssertionError("owner-only WorkDeque operation on $me; the owner is $o")
+    }
 
     /** Capacity of the ring, for tests of growth. */
     fun capacity(): Int = array.size
@@ -229,10 +263,62 @@ internal class WorkDeque(initialCapacity: Int = INITIAL_CAPACITY) {
     private companion object {
         const val INITIAL_CAPACITY = 64
 
+        /** Assertions enabled for this class (`-ea`): owner operations check their thread. */
+        @JvmField val OWNER_CHECKS: Boolean = WorkDeque::class.java.desiredAssertionStatus()
+
         val TOP: VarHandle = fieldHandle(WorkDeque::class.java, "top", Long::class.javaPrimitiveType!!)
         val BOTTOM: VarHandle = fieldHandle(WorkDeque::class.java, "bottom", Long::class.javaPrimitiveType!!)
 
         fun slot(a: Array<Runnable?>, index: Long): Int = (index and (a.size - 1).toLong()).toInt()
+    }
+}
+
+/**
+ * How [WorkDeque.tryRemove] recognises its target among queued tasks: whether [task] is the one
+ * the caller looks for, given the caller's [target] (a task, a job, ...). Implemented by
+ * singletons ([SameTask], `CoroutineOfJob` in AwaitInline.kt), so a removal allocates nothing.
+ */
+internal fun interface TaskMatcher {
+    fun matches(task: Runnable, target: Any): Boolean
+}
+
+/** [TaskMatcher] for a target that is itself the queued task (a `ForkedTask`). */
+internal object SameTask : TaskMatcher {
+    override fun matches(task: Runnable, target: Any): Boolean = task === target
+}
+
+/**
+ * Outcome of [WorkDeque.tryRemove], without allocating: the removed task or none, and whether
+ * the caller must publish the deque again (see [WorkDeque.tryRemove] for exactly when).
+ */
+@JvmInline
+internal value class Removal private constructor(private val value: Any?) {
+    /** The removed task, or null if none was removed. */
+    val task: Runnable? get() = value as? Runnable
+
+    /**
+     * The removal may have hidden other queued tasks from thieves and re-scans: the caller must
+     * publish them again like a push (full fence, then signal), docs/parking.md "Hiding".
+     */
+    val mustRepublish: Boolean get() = value != null
+
+    override fun toString(): String = when {
+        value == null -> "None"
+        value === HID_MARK -> "MissedAfterHiding"
+        else -> "Removed($value)"
+    }
+
+    companion object {
+        private val HID_MARK = Any()
+
+        /** No task removed, nothing hidden: nothing matched, or the newest task matched and was stolen. */
+        val NONE = Removal(null)
+
+        /** No task removed (the match was stolen), but tasks above it were hidden meanwhile. */
+        val MISSED_AFTER_HIDING = Removal(HID_MARK)
+
+        /** [task] removed; conservatively [mustRepublish]. */
+        fun removed(task: Runnable) = Removal(task)
     }
 }
 

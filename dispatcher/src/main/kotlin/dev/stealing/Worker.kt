@@ -35,7 +35,7 @@ internal class Worker(
     @JvmField val pool: WorkStealingPool,
     @JvmField val index: Int,
 ) : Thread("${pool.name}-worker-$index") {
-    @JvmField val deque = WorkDeque(pool.options.initialDequeCapacity)
+    @JvmField val deque = WorkDeque(pool.options.initialDequeCapacity, owner = this)
 
     /** This worker's idle and block state; written only by [IdleControl]. */
     @JvmField val idleNode = IdleNode(index, this)
@@ -172,10 +172,10 @@ internal class Worker(
      * the removal hid other tasks from thieves for a moment, publishes them again so that an
      * idle worker that re-scanned meanwhile is woken (docs/parking.md, "hiding").
      */
-    fun removeLocal(target: Any): Runnable? {
-        val task = deque.tryRemove(target)
-        if (deque.tryRemoveHidOthers) pool.signalAfterPublish()
-        return task
+    fun removeLocal(target: Any, matcher: TaskMatcher): Runnable? {
+        val r = deque.tryRemove(target, matcher)
+        if (r.mustRepublish) pool.signalAfterPublish()
+        return r.task
     }
 
     /**

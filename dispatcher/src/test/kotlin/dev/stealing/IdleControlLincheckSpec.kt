@@ -7,6 +7,7 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions
 import org.jetbrains.lincheck.datastructures.Operation
 import org.jetbrains.lincheck.datastructures.Validate
 import org.jetbrains.lincheck.datastructures.verifier.EpsilonVerifier
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 
 /**
@@ -15,7 +16,9 @@ import java.util.concurrent.atomic.AtomicInteger
  * publish (an atomic add, as the claiming CAS of a global offer) and signal; each worker takes
  * a task if it can, and otherwise goes idle the way `Worker.parkIdle` does: push itself idle,
  * re-scan, wake itself if the re-scan saw work. A worker left idle stands for a parked thread:
- * its next step does nothing until a producer claims its node, as `parkWhileIdle` would.
+ * its next step does nothing until a producer claims its node, as `parkWhileIdle` would, or
+ * until keyed work for it arrives ([offerKeyed1]): then it wakes itself, in place if another
+ * node is above it, as `parkWhileIdle` does.
  *
  * After every scenario ([noStrandedWork]): if a task is still queued, some worker is awake
  * (not IDLE) and will look again; every IDLE worker is linked in the idle stack (else no
@@ -27,6 +30,9 @@ open class IdleControlLincheckModel {
 
     /** Own worker only: the worker parked after its last step (its node was left IDLE). */
     private val parked = BooleanArray(2)
+
+    /** Keyed work waiting for worker 1 (only it may run it; nobody else is woken for it). */
+    private val keyedFor1 = AtomicBoolean()
 
     private val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "model", host = object : IdleHost {
         override fun idleNode(index: Int): IdleNode = nodes[index]
@@ -48,6 +54,10 @@ open class IdleControlLincheckModel {
         idle.signalWork()
     }
 
+    /** Keyed work for worker 1: its producer only unparks it (a no-op here), never claims it. */
+    @Operation
+    fun offerKeyed1() = keyedFor1.set(true)
+
     @Operation(nonParallelGroup = "worker0")
     fun worker0(): String = step(0)
 
@@ -59,7 +69,12 @@ open class IdleControlLincheckModel {
 
     private fun step(i: Int): String {
         val node = nodes[i]
-        if (node.parkState() == ParkState.IDLE) return "asleep" // parked; nobody claimed it yet
+        if (node.parkState() == ParkState.IDLE) { // parked; nobody claimed it yet
+            if (i != 1 || !keyedFor1.getAndSet(false)) return "asleep"
+            idle.wakeSelf(node) // what parkWhileIdle does when hasOwnWork() says so
+            parked[i] = false
+            return "ran keyed work"
+        }
         if (parked[i]) { // a producer claimed the node: the parked thread runs again
             parked[i] = false
             check(idle.parkWhileIdle(node, Long.MAX_VALUE, this) { false } == IdleControl.PARK_CLAIMED_BEFORE)
@@ -134,13 +149,22 @@ class IdleControlLincheckSpec : FunSpec({
 
     test("model checking: producers signalling against two workers going idle never strand work") {
         options()
-            // A worker that woke in place (its stale node still linked) goes idle again while a
-            // producer pops that node: the re-push race documented at IdleControl.goIdle.
+            // The re-idle race documented at IdleControl.goIdle. Set up sequentially: both
+            // workers park (0 above 1), worker 1 wakes in place for keyed work (its node stays
+            // linked, stale), a producer wakes worker 0, which runs the task. Then worker 1 goes
+            // idle again while a producer pops its stale node.
             .addCustomScenario {
+                initial {
+                    actor(IdleControlLincheckModel::worker1)
+                    actor(IdleControlLincheckModel::worker0)
+                    actor(IdleControlLincheckModel::offerKeyed1)
+                    actor(IdleControlLincheckModel::worker1)
+                    actor(IdleControlLincheckModel::publish)
+                    actor(IdleControlLincheckModel::worker0)
+                }
                 parallel {
-                    thread { repeat(3) { actor(IdleControlLincheckModel::publish) } }
-                    thread { repeat(2) { actor(IdleControlLincheckModel::worker0) } }
-                    thread { repeat(3) { actor(IdleControlLincheckModel::worker1) } }
+                    thread { actor(IdleControlLincheckModel::worker1) }
+                    thread { actor(IdleControlLincheckModel::publish) }
                 }
             }
             .check(IdleControlLincheckModel::class)

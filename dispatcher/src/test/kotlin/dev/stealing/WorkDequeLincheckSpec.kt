@@ -8,9 +8,11 @@ import org.jetbrains.lincheck.datastructures.Param
 import org.jetbrains.lincheck.datastructures.StressOptions
 
 /**
- * The deque under Lincheck: owner operations (push, pop, tryRemove, popIfNewest) confined to one thread,
- * steals from the others, an initial capacity of 2 so that growth happens inside the scenarios.
- * Linearizable against [SequentialDeque].
+ * The deque under Lincheck: owner operations (push, pop, tryRemove with [SameTask], popIfNewest)
+ * confined to one thread, steals from the others, an initial capacity of 2 so that growth happens
+ * inside the scenarios. Linearizable against [SequentialDeque]. The deque has no explicit owner:
+ * it binds to the first thread that runs an owner operation, and its owner assertion (tests run
+ * with `-ea`) would turn an owner operation on any other thread into a failed scenario.
  */
 @Param(name = "id", gen = IntGen::class, conf = "0:3")
 class WorkDequeLincheckModel {
@@ -24,7 +26,7 @@ class WorkDequeLincheckModel {
     fun pop(): Int? = (deque.pop() as IdTask?)?.id
 
     @Operation(nonParallelGroup = "owner")
-    fun tryRemove(@Param(name = "id") id: Int): Int? = (deque.tryRemove(tasks[id]) as IdTask?)?.id
+    fun tryRemove(@Param(name = "id") id: Int): Int? = (deque.tryRemove(tasks[id], SameTask).task as IdTask?)?.id
 
     @Operation(nonParallelGroup = "owner")
     fun popIfNewest(@Param(name = "id") id: Int): Boolean = deque.popIfNewest(tasks[id])

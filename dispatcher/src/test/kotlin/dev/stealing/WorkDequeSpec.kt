@@ -2,6 +2,7 @@ package dev.stealing
 
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
+import io.kotest.matchers.shouldNotBe
 import io.kotest.matchers.types.shouldBeSameInstanceAs
 import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.atomic.AtomicIntegerArray
@@ -36,10 +37,10 @@ class WorkDequeSpec : FunSpec({
         val d = WorkDeque(4)
         val t = Array(6) { IdTask(it) }
         t.forEach(d::push)
-        d.tryRemove(t[2]) shouldBeSameInstanceAs t[2]
-        d.tryRemove(t[0]) shouldBeSameInstanceAs t[0] // the oldest: taken by CAS like a thief
-        d.tryRemove(t[5]) shouldBeSameInstanceAs t[5] // the newest: like pop
-        d.tryRemove(t[2]) shouldBe null
+        d.tryRemove(t[2], SameTask).task shouldBeSameInstanceAs t[2]
+        d.tryRemove(t[0], SameTask).task shouldBeSameInstanceAs t[0] // the oldest: taken by CAS like a thief
+        d.tryRemove(t[5], SameTask).task shouldBeSameInstanceAs t[5] // the newest: like pop
+        d.tryRemove(t[2], SameTask).task shouldBe null
         d.size() shouldBe 3
         d.steal().taskOrNull shouldBeSameInstanceAs t[1]
         d.pop() shouldBeSameInstanceAs t[4]
@@ -47,12 +48,56 @@ class WorkDequeSpec : FunSpec({
         d.pop() shouldBe null
     }
 
+    test("tryRemove reports as a value whether the caller must re-publish") {
+        val d = WorkDeque(4)
+        val t = Array(3) { IdTask(it) }
+        t.forEach(d::push)
+        val miss = d.tryRemove(IdTask(9), SameTask) // nothing matches: bottom is not touched
+        miss.task shouldBe null
+        miss.mustRepublish shouldBe false
+        val hit = d.tryRemove(t[1], SameTask) // from the middle: t[2] was hidden meanwhile
+        hit.task shouldBeSameInstanceAs t[1]
+        hit.mustRepublish shouldBe true
+        d.tryRemove(t[2], SameTask).mustRepublish shouldBe true // any take: conservative
+        d.size() shouldBe 1
+    }
+
+    test("owner operations assert the owner thread") {
+        val d = WorkDeque(4, owner = Thread.currentThread())
+        d.push(IdTask(0))
+        var caught: Throwable? = null
+        thread { try { d.pop() } catch (e: Throwable) { caught = e } }.join()
+        (caught is AssertionError) shouldBe true
+        d.size() shouldBe 1 // the refused pop changed nothing
+        var stolen: Runnable? = null
+        thread { stolen = d.steal().taskOrNull }.join() // stealing is for any thread
+        stolen shouldNotBe null
+    }
+
+    test("a worker's deque belongs to the worker: pop from another thread fails the assertion") {
+        StealingDispatcher(1, "owner").use { pool ->
+            val w = pool.executor.submit<Thread> { Thread.currentThread() }.get() as Worker
+            var caught: Throwable? = null
+            try { w.deque.pop() } catch (e: Throwable) { caught = e }
+            (caught is AssertionError) shouldBe true
+        }
+    }
+
+    test("an ownerless deque binds to the first thread that calls an owner operation") {
+        val d = WorkDeque(4)
+        thread { d.push(IdTask(0)) }.join()
+        var caught: Throwable? = null
+        try { d.pop() } catch (e: Throwable) { caught = e }
+        (caught is AssertionError) shouldBe true
+        d.steal().taskOrNull shouldNotBe null // any thread may steal
+    }
+
     test("tryRemove after wrap-around") {
         val d = WorkDeque(4)
         repeat(3) { d.push(IdTask(-1)); d.steal() } // advance top and bottom past the ring size
         val t = Array(4) { IdTask(it) }
         t.forEach(d::push)
-        d.tryRemove(t[1]) shouldBeSameInstanceAs t[1]
+        d.tryRemove(t[1], SameTask).task shouldBeSameInstanceAs t[1]
         d.steal().taskOrNull shouldBeSameInstanceAs t[0]
         d.steal().taskOrNull shouldBeSameInstanceAs t[2]
         d.steal().taskOrNull shouldBeSameInstanceAs t[3]
@@ -103,7 +148,7 @@ class WorkDequeSpec : FunSpec({
                 0 -> (d.pop() as IdTask?)?.let { taken.incrementAndGet(it.id) }
                 1 -> {
                     val target = tasks[first + rnd.nextInt(i - first)]
-                    (d.tryRemove(target) as IdTask?)?.let { taken.incrementAndGet(it.id) }
+                    (d.tryRemove(target, SameTask).task as IdTask?)?.let { taken.incrementAndGet(it.id) }
                 }
                 2 -> {
                     val target = tasks[i - 1 - rnd.nextInt(minOf(2, i - first))] // usually the newest
