@@ -100,6 +100,20 @@ internal class WorkDeque(
     }
 
     /**
+     * Owner only. [popIfNewest] for a target that [matcher] recognises (a coroutine's job):
+     * pops and returns the newest task if [matcher] accepts it for [target], else changes
+     * nothing and returns null. This is [pop], so it hides no other task and needs no
+     * re-publishing; a removal that must look further down is [tryRemove].
+     */
+    fun popNewestIf(target: Any, matcher: TaskMatcher): Runnable? {
+        assertOwner()
+        val b = BOTTOM.get(this) as Long
+        val a = array
+        val task = a[slot(a, b - 1)] ?: return null // stale if empty: takeNewest() refuses it
+        return if (matcher.matches(task, target) && takeNewest(a, b)) task else null
+    }
+
+    /**
      * The Chase-Lev pop of slot `b0 - 1`: true if the owner now owns it (and has cleared it),
      * false if the deque was empty or a thief won the last task. Inline, so that [pop] (the
      * worker loop, where the deque often runs empty) and [popIfNewest] (a join, where it rarely

@@ -168,11 +168,14 @@ internal class Worker(
     }
 
     /**
-     * Owner only. Removes the queued task matching [target] (see [WorkDeque.tryRemove]) and, if
-     * the removal hid other tasks from thieves for a moment, publishes them again so that an
-     * idle worker that re-scanned meanwhile is woken (docs/parking.md, "hiding").
+     * Owner only. Removes the queued task matching [target]: the newest by a plain pop
+     * ([WorkDeque.popNewestIf], the common case: the child forked last is awaited first), any
+     * other with [WorkDeque.tryRemove], after which the tasks it hid from thieves for a moment
+     * are published again so that an idle worker that re-scanned meanwhile is woken
+     * (docs/parking.md, "hiding").
      */
     fun removeLocal(target: Any, matcher: TaskMatcher): Runnable? {
+        deque.popNewestIf(target, matcher)?.let { return it }
         val r = deque.tryRemove(target, matcher)
         if (r.mustRepublish) pool.signalAfterPublish()
         return r.task

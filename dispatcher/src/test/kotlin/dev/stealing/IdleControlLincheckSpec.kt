@@ -73,6 +73,7 @@ open class IdleControlLincheckModel {
             if (i != 1 || !keyedFor1.getAndSet(false)) return "asleep"
             idle.wakeSelf(node) // what parkWhileIdle does when hasOwnWork() says so
             parked[i] = false
+            idle.endSearch(node) // found its task (the last searcher recruits another)
             return "ran keyed work"
         }
         if (parked[i]) { // a producer claimed the node: the parked thread runs again
@@ -150,21 +151,21 @@ class IdleControlLincheckSpec : FunSpec({
     test("model checking: producers signalling against two workers going idle never strand work") {
         options()
             // The re-idle race documented at IdleControl.goIdle. Set up sequentially: both
-            // workers park (0 above 1), worker 1 wakes in place for keyed work (its node stays
-            // linked, stale), a producer wakes worker 0, which runs the task. Then worker 1 goes
-            // idle again while a producer pops its stale node.
+            // workers park (0 above 1); worker 1 wakes in place for keyed work (its node stays
+            // linked, stale) and, as the last searcher, recruits worker 0 (popped and claimed,
+            // not yet running), leaving worker 1's stale node on top. Then worker 1 goes idle
+            // again while worker 0 runs a new task and, as the last searcher, pops that node.
             .addCustomScenario {
                 initial {
                     actor(IdleControlLincheckModel::worker1)
                     actor(IdleControlLincheckModel::worker0)
                     actor(IdleControlLincheckModel::offerKeyed1)
                     actor(IdleControlLincheckModel::worker1)
-                    actor(IdleControlLincheckModel::publish)
-                    actor(IdleControlLincheckModel::worker0)
                 }
                 parallel {
                     thread { actor(IdleControlLincheckModel::worker1) }
                     thread { actor(IdleControlLincheckModel::publish) }
+                    thread { actor(IdleControlLincheckModel::worker0) }
                 }
             }
             .check(IdleControlLincheckModel::class)

@@ -8,7 +8,7 @@ import org.jetbrains.lincheck.datastructures.Param
 import org.jetbrains.lincheck.datastructures.StressOptions
 
 /**
- * The deque under Lincheck: owner operations (push, pop, tryRemove with [SameTask], popIfNewest)
+ * The deque under Lincheck: owner operations (push, pop, tryRemove with [SameTask], popIfNewest, popNewestIf)
  * confined to one thread, steals from the others, an initial capacity of 2 so that growth happens
  * inside the scenarios. Linearizable against [SequentialDeque]. The deque has no explicit owner:
  * it binds to the first thread that runs an owner operation, and its owner assertion (tests run
@@ -31,6 +31,9 @@ class WorkDequeLincheckModel {
     @Operation(nonParallelGroup = "owner")
     fun popIfNewest(@Param(name = "id") id: Int): Boolean = deque.popIfNewest(tasks[id])
 
+    @Operation(nonParallelGroup = "owner")
+    fun popNewestIf(@Param(name = "id") id: Int): Int? = (deque.popNewestIf(tasks[id], SameTask) as IdTask?)?.id
+
     @Operation
     fun steal(): Int? {
         while (true) {
@@ -52,6 +55,7 @@ class SequentialDeque {
         return id
     }
     fun popIfNewest(id: Int): Boolean = if (d.lastOrNull() == id) { d.removeLast(); true } else false
+    fun popNewestIf(id: Int): Int? = if (d.lastOrNull() == id) d.removeLast() else null
     fun steal(): Int? = d.removeFirstOrNull()
 }
 

@@ -162,4 +162,16 @@ class WorkDequeSpec : FunSpec({
         thieves.forEach { it.join() }
         for (k in 0 until n) if (taken[k] != 1) error("task $k taken ${taken[k]} times")
     }
+
+    test("popNewestIf pops the newest task only if the matcher accepts it, and otherwise changes nothing") {
+        val d = WorkDeque(initialCapacity = 4)
+        val t = List(3) { IdTask(it) } // distinct objects (a non-capturing lambda would be one instance)
+        t.forEach(d::push)
+        d.popNewestIf(t[1], SameTask) shouldBe null // not the newest: untouched
+        d.size() shouldBe 3
+        d.popNewestIf(t[2], SameTask) shouldBeSameInstanceAs t[2]
+        d.popNewestIf(t[1], SameTask) shouldBeSameInstanceAs t[1]
+        d.steal().taskOrNull shouldBeSameInstanceAs t[0]
+        d.popNewestIf(t[0], SameTask) shouldBe null // empty: a stale slot is refused
+    }
 })
