@@ -81,7 +81,7 @@ import kotlin.concurrent.withLock
  * for a slot that is claimed but not yet written is taken again, found with nothing ready, and
  * re-checked, until its producer finishes writing: a short spin, as for a claimed global slot.
  *
- * **Quiescence** ([WorkStealingPool.tryQuiesce]) may only end a shut-down pool when nothing is
+ * **Quiescence** ([tryQuiesce]) may only end a shut-down pool when nothing is
  * queued. Cases 2 and 4 are workers that are not idle, and case 1 is in the active list; but
  * in cases 3 and 5 the producer may be an outside thread whose offer got in before the pool's
  * shutdown closed the queue. So from [closeAll] on, [hasWork] also asks every queue that was

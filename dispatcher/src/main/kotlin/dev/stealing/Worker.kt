@@ -4,9 +4,9 @@ package dev.stealing
  * A worker thread of a [WorkStealingPool] and its scheduling loop.
  *
  * Where a worker looks for its next task, in order:
- * 1. every [WorkStealingPool.globalCheckInterval]-th task: the global queue, then the oldest
- *    task of its own deque, so neither outside work nor old local work starves under a LIFO
- *    stream of new local work;
+ * 1. every [WorkStealingPool.globalCheckInterval]-th task: the global queue, then a fair
+ *    queue's turn, then the oldest task of its own deque, so neither outside work nor old local
+ *    work starves under a LIFO stream of new local work;
  * 2. its own deque, newest first (LIFO: the child just forked runs next, on a warm cache);
  * 3. the global queue, then the fair queues ([FairRotation]: the next queue with work in the
  *    round-robin, which yields up to its weight in tasks);
@@ -127,7 +127,7 @@ internal class Worker(
     /**
      * Before a top-level task: an interrupt left over from the previous task (or from a cancel
      * aimed at it) must not reach this one, as in `ThreadPoolExecutor`. Unless the pool is
-     * stopping: then the interrupt is [WorkStealingPool.stop]'s and stays (re-asserted if this
+     * stopping: then the interrupt is [stop]'s and stays (re-asserted if this
      * cleared it after stop() sent it; stop() writes the run state before it interrupts).
      * Not for nested runs (inlined or helped tasks), whose caller's interrupt status belongs to
      * the caller.
