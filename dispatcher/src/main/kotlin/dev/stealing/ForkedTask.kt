@@ -20,8 +20,8 @@ import java.util.concurrent.TimeoutException
  * `ForkJoinTask.join`). If it was stolen, the caller *helps the thief*: it steals back tasks
  * from the deque of the worker that stole it (those were forked by the target's own run, so
  * they cannot be waiting for a frame of the caller), nested at most
- * [StealingOptions.maxInlineDepth] deep, for a bounded spin (tens of microseconds) without finding one. Only then
- * does it block. It never runs unrelated tasks from its own deque: one of those could join a
+ * [StealingOptions.maxInlineDepth] deep, for a bounded spin (tens of microseconds) without
+ * finding one. Only then does it block. It never runs unrelated tasks from its own deque: one of those could join a
  * task that is running lower on this very stack. A worker blocks inside a blocking region of
  * its own pool (another thread runs in its place), whichever pool the task belongs to; any
  * other thread simply blocks.
@@ -297,7 +297,10 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
     private class Failure(@JvmField val exception: Throwable, @JvmField val cancelled: Boolean)
 
     private companion object {
-        /** Spin-waits a joiner spends finding nothing to help with before it blocks (tens of microseconds; docs/performance.md). */
+        /**
+         * Spin-waits a joiner spends finding nothing to help with before it blocks (tens of
+         * microseconds; docs/performance.md).
+         */
         const val HELP_SPINS = 2048
 
         /** The callable of a task cancelled before anyone claimed it (never called). */

@@ -189,7 +189,8 @@ internal class WorkDeque(
      *   stolen was the newest task (nothing above it to hide). A taken task is reported
      *   conservatively: one reference cannot carry the task and a flag without allocating, so
      *   the take of the newest task, which hides nothing (it is a pop), also asks for the
-     *   re-publication, which then costs a fence and a read of the pool's control word.
+     *   re-publication, which then costs a fence and a read of the pool's control word. A
+     *   caller that expects its target to be the newest task pops it with [popNewestIf] first.
      */
     fun tryRemove(target: Any, matcher: TaskMatcher): Removal {
         assertOwner()
