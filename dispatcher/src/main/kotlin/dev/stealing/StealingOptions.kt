@@ -1,17 +1,24 @@
 package dev.stealing
 
 import java.time.Duration
+import kotlin.time.toJavaDuration
+import kotlin.time.toKotlinDuration
 
 /**
  * Tuning and behaviour options of a [StealingDispatcher]. Immutable; derive variants with the
  * `with...` methods (Java) or named arguments (Kotlin):
  *
  * ```kotlin
- * StealingDispatcher(4, "compute", StealingOptions(daemon = false))
+ * StealingDispatcher(4, "compute", StealingOptions(daemon = false, keepAlive = 30.seconds))
  * ```
  * ```java
- * new StealingDispatcher(4, "compute", StealingOptions.DEFAULT.withDaemon(false));
+ * new StealingDispatcher(4, "compute", StealingOptions.DEFAULT.withDaemon(false).withKeepAlive(Duration.ofSeconds(30)));
  * ```
+ *
+ * The durations ([keepAlive], [starvationInterval]) are read as `java.time.Duration`; they can
+ * be given as either a `kotlin.time.Duration` (`keepAlive = 30.seconds`, from Kotlin) or a
+ * `java.time.Duration` (`keepAlive = Duration.ofSeconds(30)`, and from Java), both of one kind
+ * in one call.
  *
  * Every value is checked when the options are created; a bad one throws
  * [IllegalArgumentException] naming the parameter and the value.
@@ -41,17 +48,17 @@ import java.time.Duration
  *   stuck); at least `parallelism`. 0 (default) means `parallelism + 256`, as ForkJoinPool's
  *   default, capped at 2047.
  * @property keepAlive how long an extra thread stays idle before it retires (default 60 s, as
- *   ForkJoinPool and kotlinx's scheduler); a duration over 70 years means never. Core workers
- *   never retire.
+ *   ForkJoinPool and kotlinx's scheduler); a duration over 70 years (or `Duration.INFINITE`)
+ *   means never. Core workers never retire.
  * @property pinThreads whether each core worker pins its thread to one CPU of the set the
  *   process may use (worker i to the i-th), through `net.openhft:affinity`, which must then be on
  *   the class path; default false. Where the OS or container does not allow it, the pool runs
  *   unpinned and [StealingStats.pinning] says why. Extra threads are never pinned.
  * @property starvationInterval how often the pool checks for workers stuck in a task while
  *   work waits (default 100 ms); one found stuck in a waiting state is compensated for by
- *   another thread, one that stays RUNNABLE only after 10 intervals. [Duration.ZERO], or a
- *   duration too long to matter (over 70 years), turns detection off (marked blocking still
- *   compensates).
+ *   another thread, one that stays RUNNABLE only after 10 intervals. Zero, or a duration too
+ *   long to matter (over 70 years, or `Duration.INFINITE`), turns detection off (marked
+ *   blocking still compensates).
  */
 public class StealingOptions(
     public val daemon: Boolean = true,
@@ -62,10 +69,53 @@ public class StealingOptions(
     public val maxInlineDepth: Int = 256,
     public val propagateContext: Boolean = false,
     public val maxThreads: Int = 0,
-    public val keepAlive: Duration = Duration.ofSeconds(60),
-    public val starvationInterval: Duration = Duration.ofMillis(100),
+    public val keepAlive: Duration = DEFAULT_KEEP_ALIVE,
+    public val starvationInterval: Duration = DEFAULT_STARVATION_INTERVAL,
     public val pinThreads: Boolean = false,
 ) {
+    /**
+     * The options with [keepAlive] (and [starvationInterval]) as `kotlin.time.Duration`s:
+     * `StealingOptions(keepAlive = 30.seconds)`. See the class documentation for the parameters.
+     */
+    public constructor(
+        daemon: Boolean = true,
+        exceptionHandler: TaskExceptionHandler? = null,
+        spinRounds: Int = 32,
+        globalCheckInterval: Int = 61,
+        initialDequeCapacity: Int = 64,
+        maxInlineDepth: Int = 256,
+        propagateContext: Boolean = false,
+        maxThreads: Int = 0,
+        keepAlive: kotlin.time.Duration,
+        starvationInterval: kotlin.time.Duration = DEFAULT_STARVATION_INTERVAL.toKotlinDuration(),
+        pinThreads: Boolean = false,
+    ) : this(
+        daemon, exceptionHandler, spinRounds, globalCheckInterval, initialDequeCapacity, maxInlineDepth, propagateContext,
+        maxThreads, keepAlive.toJavaDuration(), starvationInterval.toJavaDuration(), pinThreads,
+    )
+
+    /**
+     * The options with [starvationInterval] as a `kotlin.time.Duration`:
+     * `StealingOptions(starvationInterval = Duration.ZERO)`. See the class documentation for the
+     * parameters.
+     */
+    public constructor(
+        daemon: Boolean = true,
+        exceptionHandler: TaskExceptionHandler? = null,
+        spinRounds: Int = 32,
+        globalCheckInterval: Int = 61,
+        initialDequeCapacity: Int = 64,
+        maxInlineDepth: Int = 256,
+        propagateContext: Boolean = false,
+        maxThreads: Int = 0,
+        keepAlive: Duration = DEFAULT_KEEP_ALIVE,
+        starvationInterval: kotlin.time.Duration,
+        pinThreads: Boolean = false,
+    ) : this(
+        daemon, exceptionHandler, spinRounds, globalCheckInterval, initialDequeCapacity, maxInlineDepth, propagateContext,
+        maxThreads, keepAlive, starvationInterval.toJavaDuration(), pinThreads,
+    )
+
     init {
         require(spinRounds >= 0) { "spinRounds must be >= 0, was $spinRounds" }
         require(globalCheckInterval >= 1) { "globalCheckInterval must be >= 1, was $globalCheckInterval" }
@@ -117,9 +167,16 @@ public class StealingOptions(
     /** A copy with [keepAlive] replaced. */
     public fun withKeepAlive(keepAlive: Duration): StealingOptions = copy(keepAlive = keepAlive)
 
+    /** A copy with [keepAlive] replaced (Kotlin: `withKeepAlive(30.seconds)`). */
+    public fun withKeepAlive(keepAlive: kotlin.time.Duration): StealingOptions = copy(keepAlive = keepAlive.toJavaDuration())
+
     /** A copy with [starvationInterval] replaced. */
     public fun withStarvationInterval(starvationInterval: Duration): StealingOptions =
         copy(starvationInterval = starvationInterval)
+
+    /** A copy with [starvationInterval] replaced (Kotlin: `withStarvationInterval(50.milliseconds)`). */
+    public fun withStarvationInterval(starvationInterval: kotlin.time.Duration): StealingOptions =
+        copy(starvationInterval = starvationInterval.toJavaDuration())
 
     /** A copy with [pinThreads] replaced. */
     public fun withPinThreads(pinThreads: Boolean): StealingOptions = copy(pinThreads = pinThreads)
@@ -148,6 +205,10 @@ public class StealingOptions(
             "keepAlive=$keepAlive, starvationInterval=$starvationInterval, pinThreads=$pinThreads)"
 
     public companion object {
+        // Before DEFAULT, which needs them.
+        private val DEFAULT_KEEP_ALIVE: Duration = Duration.ofSeconds(60)
+        private val DEFAULT_STARVATION_INTERVAL: Duration = Duration.ofMillis(100)
+
         /** The defaults. */
         @JvmField
         public val DEFAULT: StealingOptions = StealingOptions()
