@@ -38,26 +38,27 @@ internal fun WorkStealingPool.stats(): StealingStats {
         fairQueues = fair.queues().map { it.stats() },
         pinning = pinningSummary(),
         state = when (state) {
-            RunState.RUNNING -> "running"
-            RunState.SHUTDOWN -> "shutting down"
-            RunState.STOP -> "stopping"
-            RunState.TIDYING -> "terminating"
-            else -> "terminated"
+            RunState.RUNNING -> StealingStats.State.RUNNING
+            RunState.SHUTDOWN -> StealingStats.State.SHUTTING_DOWN
+            RunState.STOP -> StealingStats.State.STOPPING
+            RunState.TIDYING -> StealingStats.State.TERMINATING
+            else -> StealingStats.State.TERMINATED
         },
     )
 }
 
-/** `off`, or which core workers are pinned to which CPUs, or why pinning did not take. */
-private fun WorkStealingPool.pinningSummary(): String {
-    if (!options.pinThreads) return "off"
+/** Off, or which core workers are pinned to which CPUs, or why pinning did not take. */
+private fun WorkStealingPool.pinningSummary(): StealingStats.Pinning {
+    if (!options.pinThreads) return StealingStats.Pinning(StealingStats.Pinning.Mode.OFF, emptyList(), null)
     val cpus = ArrayList<Int>()
     workers.forEach { if (!it.isExtra && it.pinnedCpu >= 0) cpus += it.pinnedCpu }
     val failure = pinningFailure
-    return when {
-        failure != null && cpus.isEmpty() -> "off (not allowed: $failure)"
-        failure != null -> "partial: CPUs $cpus (${cpus.size} of $parallelism; $failure)"
-        else -> "on: CPUs $cpus"
+    val mode = when {
+        failure != null && cpus.isEmpty() -> StealingStats.Pinning.Mode.OFF
+        failure != null -> StealingStats.Pinning.Mode.PARTIAL
+        else -> StealingStats.Pinning.Mode.ON
     }
+    return StealingStats.Pinning(mode, cpus, failure)
 }
 
 /**

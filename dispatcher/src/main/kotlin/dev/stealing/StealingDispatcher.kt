@@ -8,7 +8,6 @@ import kotlinx.coroutines.cancel
 import java.util.concurrent.Callable
 import java.util.concurrent.CancellationException
 import java.util.concurrent.Executor
-import java.util.concurrent.ExecutorService
 import java.util.concurrent.ForkJoinPool
 import java.util.concurrent.RejectedExecutionException
 import kotlin.coroutines.CoroutineContext
@@ -18,6 +17,7 @@ import kotlin.coroutines.CoroutineContext
  *
  * ```kotlin
  * withContext(StealingDispatcher) { ... }                  // the shared pool
+ * StealingDispatcher.shared                                // the shared pool as a StealingDispatcher
  * StealingDispatcher(parallelism = 4).use { pool ->        // an isolated pool
  *     withContext(pool) { ... }
  * }
@@ -36,29 +36,34 @@ import kotlin.coroutines.CoroutineContext
  *
  * @param parallelism number of worker threads (started lazily), at least 1; defaults to the
  *   number of available processors.
- * @param name prefix of the worker threads' names and of [toString].
+ * @param name prefix of the worker threads' names and of [toString]; must not be blank.
  * @param options tuning and behaviour; see [StealingOptions].
  */
 public class StealingDispatcher private constructor(
     internal val pool: WorkStealingPool,
-    private val shared: Boolean,
+    private val isShared: Boolean,
 ) : ExecutorCoroutineDispatcher() {
 
-    /** Creates an isolated pool. See the class documentation for the parameters. */
+    /**
+     * Creates an isolated pool. See the class documentation for the parameters.
+     *
+     * @throws IllegalArgumentException if [parallelism] is out of range or [name] is blank.
+     */
     @JvmOverloads
     public constructor(
         parallelism: Int = Runtime.getRuntime().availableProcessors(),
         name: String = "stealing",
         options: StealingOptions = StealingOptions.DEFAULT,
-    ) : this(WorkStealingPool(parallelism, name, options), shared = false)
+    ) : this(WorkStealingPool(parallelism, name, options), isShared = false)
 
-    private val executorService = StealingExecutorService(pool, closeable = !shared)
+    private val executorService = PoolExecutorService(pool, closeable = !isShared)
 
     /**
-     * This pool as a Java [ExecutorService]: `submit` returns [ForkedTask]s; `shutdown`,
-     * `shutdownNow` and `awaitTermination` act on the pool.
+     * This pool as an [java.util.concurrent.ExecutorService] whose `submit` and `invokeAll`
+     * return [ForkedTask]s (`executor.submit<Int> { 42 }.join()`, no cast); `shutdown`, `shutdownNow`
+     * and `awaitTermination` act on the pool.
      */
-    override val executor: ExecutorService get() = executorService
+    override val executor: StealingExecutorService get() = executorService
 
     /** Number of worker threads this pool runs at most (for CPU work). */
     public val parallelism: Int get() = pool.parallelism
@@ -115,7 +120,7 @@ public class StealingDispatcher private constructor(
      * of one of weight 1 while both have work. Coroutines started on it resume on it, so
      * fairness holds for the whole coroutine. Close it when done; see [FairQueueDispatcher].
      *
-     * @param name shown in [StealingStats.fairQueues]; defaults to `fair-<n>`.
+     * @param name shown in [StealingStats.fairQueues]; defaults to `fair-<n>`; must not be blank.
      * @param weight 1..1000 (default 1).
      */
     @JvmOverloads
@@ -131,45 +136,51 @@ public class StealingDispatcher private constructor(
      * it cannot wait for itself: it stops intake and returns; the pool terminates once that task
      * and all queued work end. `executor.close()` does the same.
      *
-     * @throws UnsupportedOperationException on the shared [StealingDispatcher.Default].
+     * @throws UnsupportedOperationException on the shared pool, [StealingDispatcher.shared].
      */
     override fun close() {
-        if (shared) throw UnsupportedOperationException("The shared StealingDispatcher.Default cannot be closed")
+        if (isShared) throw UnsupportedOperationException("The shared StealingDispatcher cannot be closed")
         pool.shutdown()
         if (pool.currentWorker() == null) pool.joinAll()
     }
 
     /**
-     * A one-line summary in the style of kotlinx's scheduler, e.g.
-     * `compute[parallelism = 2, threads = 3 (idle 1, blocked 1), state = running, queued = 5
-     * (global 2, local [1, 2], keyed [0, 0], fair 0), executed = 1200, steals = 40, injected = 1]`,
-     * or `StealingDispatcher.Default`.
+     * A short summary: the name, `parallelism`, the worker threads alive and the tasks queued,
+     * e.g. `compute[parallelism = 4, threads = 2, queued = 17]`. [stats] has every figure.
      */
     override fun toString(): String {
-        if (shared) return "StealingDispatcher.Default"
         val s = pool.stats()
-        return "${pool.name}[parallelism = ${pool.parallelism}, threads = ${s.threads} (idle ${s.idleThreads}, " +
-            "blocked ${s.blockedThreads}), state = ${s.state}, queued = ${s.queuedTasks} (global ${s.globalQueueDepth}, " +
-            "local ${s.workerQueueDepths}, keyed ${s.affinityQueueDepths}, fair ${s.fairQueues.sumOf { it.depth }}), " +
-            "executed = ${s.executed}, steals = ${s.steals}, injected = ${s.injectedThreads}" +
-            (if (pool.options.pinThreads) ", pinning = ${s.pinning}]" else "]")
+        return "${pool.name}[parallelism = ${pool.parallelism}, threads = ${s.threads}, queued = ${s.queuedTasks}]"
     }
 
     /**
      * The shared pool, with one worker per available processor and daemon threads, created on
      * first use: `withContext(StealingDispatcher) { ... }`. It cannot be closed. From Java it is
-     * `StealingDispatcher.Default` (e.g. `StealingDispatcher.Default.fork(task)`).
+     * `StealingDispatcher.Default` (e.g. `StealingDispatcher.Default.fork(task)`). Where a
+     * [StealingDispatcher] is needed, pass [shared], the same pool.
      */
     public companion object Default : CoroutineDispatcher() {
         private val instance: StealingDispatcher by lazy {
             StealingDispatcher(
                 WorkStealingPool(Runtime.getRuntime().availableProcessors(), "StealingDispatcher.Default", StealingOptions.DEFAULT),
-                shared = true,
+                isShared = true,
             )
         }
 
-        /** The shared pool as an [ExecutorService]; it cannot be shut down. */
-        public val executor: ExecutorService get() = instance.executor
+        /**
+         * The shared pool as a [StealingDispatcher] (Java: `StealingDispatcher.getShared()`), to
+         * pass where one is expected; the same pool, threads and queues as
+         * `StealingDispatcher.Default`. Its `close()`, and the `shutdown` methods of its
+         * executor, throw [UnsupportedOperationException].
+         */
+        @JvmStatic
+        public val shared: StealingDispatcher get() = instance
+
+        /** Number of worker threads of the shared pool: the number of available processors. */
+        public val parallelism: Int get() = instance.parallelism
+
+        /** The shared pool as a [StealingExecutorService]; it cannot be shut down. */
+        public val executor: StealingExecutorService get() = instance.executor
 
         /** Always true: work is always handed to the pool. */
         override fun isDispatchNeeded(context: CoroutineContext): Boolean = true

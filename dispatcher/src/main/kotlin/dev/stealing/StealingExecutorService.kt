@@ -2,24 +2,85 @@ package dev.stealing
 
 import java.util.concurrent.AbstractExecutorService
 import java.util.concurrent.Callable
+import java.util.concurrent.ExecutorService
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
 
 /**
- * The [java.util.concurrent.ExecutorService] face of a [StealingDispatcher], for Java users.
- * `submit` returns [ForkedTask]s (so `join()` inlines and helps); `execute` queues the
- * [Runnable] itself, allocating nothing. Tasks submitted from a worker of the pool go onto that
- * worker's deque; from anywhere else, onto the global queue.
+ * The [ExecutorService] face of a [StealingDispatcher] ([StealingDispatcher.executor]): every
+ * method that creates tasks returns them as [ForkedTask]s, so [ForkedTask.join] (which runs a
+ * task inline or helps the worker that took it) needs no cast, from Kotlin or Java:
+ *
+ * ```kotlin
+ * val answer = pool.executor.submit<Int> { 42 }.join()
+ * ```
+ * ```java
+ * int answer = pool.getExecutor().submit(() -> 42).join();
+ * ```
+ *
+ * In Kotlin, as with any `ExecutorService`, a bare lambda (`submit { 42 }`) is taken as a
+ * [Runnable] and its task completes with null: give the type (`submit<Int> { 42 }`), write
+ * `submit(Callable { 42 })`, or use [StealingDispatcher.fork].
+ *
+ * `execute` queues the [Runnable] itself, allocating nothing. Tasks submitted from a worker of
+ * the pool go onto that worker's deque; from anywhere else, onto the global queue.
  *
  * `shutdown()` stops intake and lets queued work finish; `shutdownNow()` also hands back the
  * tasks not yet started. A rejected task throws [RejectedExecutionException]; nothing accepted
- * is ever silently dropped. The executor of the shared [StealingDispatcher.Default] cannot be
- * shut down.
+ * is ever silently dropped. The executor of the shared pool ([StealingDispatcher.shared])
+ * cannot be shut down: those methods throw [UnsupportedOperationException].
+ *
+ * Only this library implements this interface.
  */
-internal class StealingExecutorService(
+public sealed interface StealingExecutorService : ExecutorService, AutoCloseable {
+    /** Queues [task]; its [ForkedTask] is interrupted by `cancel(true)` while it runs. */
+    override fun <T> submit(task: Callable<T>): ForkedTask<T>
+
+    /** Queues [task]; its [ForkedTask] completes with null and is interrupted by `cancel(true)` while it runs. */
+    override fun submit(task: Runnable): ForkedTask<*>
+
+    /** Queues [task]; its [ForkedTask] completes with [result] and is interrupted by `cancel(true)` while it runs. */
+    override fun <T> submit(task: Runnable, result: T): ForkedTask<T>
+
+    /**
+     * Runs [tasks] and waits until all are done; returns their [ForkedTask]s in the order of
+     * [tasks]. From Java the result is a `List<ForkedTask<T>>` too.
+     */
+    override fun <T> invokeAll(tasks: Collection<Callable<T>>): List<ForkedTask<T>>
+
+    /**
+     * Runs [tasks] and waits until all are done or [timeout] passes, then cancels (with
+     * interrupt) those not done; returns their [ForkedTask]s in the order of [tasks]. A zero or
+     * negative [timeout] does not wait.
+     */
+    override fun <T> invokeAll(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): List<ForkedTask<T>>
+
+    /**
+     * Waits until the pool has terminated or [timeout] passes; a zero or negative [timeout]
+     * does not wait (it answers [isTerminated]).
+     *
+     * @throws IllegalStateException when called from a task of this pool, which would wait
+     *   for itself.
+     */
+    override fun awaitTermination(timeout: Long, unit: TimeUnit): Boolean
+
+    /**
+     * [shutdown], then waits until every accepted task has run and the worker threads have
+     * finished, as `ExecutorService.close()` (JDK 19+) does. An interrupt while waiting does not
+     * end the wait (and, unlike the JDK's default method, does not discard queued work: use
+     * [shutdownNow] for that); it is set again before this returns. Called from a task of this
+     * pool, it cannot wait for itself: it stops intake and returns. Available on JDK 17 too.
+     *
+     * @throws UnsupportedOperationException on the shared pool's executor.
+     */
+    override fun close()
+}
+
+/** The implementation of [StealingExecutorService] over one pool. */
+internal class PoolExecutorService(
     private val pool: WorkStealingPool,
     private val closeable: Boolean,
-) : AbstractExecutorService(), AutoCloseable {
+) : AbstractExecutorService(), StealingExecutorService {
     private val propagateContext = pool.options.propagateContext
 
     override fun execute(command: Runnable) {
@@ -46,11 +107,20 @@ internal class StealingExecutorService(
     override fun <T> newTaskFor(runnable: Runnable, value: T): ForkedTask<T> =
         if (propagateContext) newTaskFor(Callable { runnable.run(); value }) else ForkedTask(InterruptibleCall(runnable, value))
 
-    override fun <T> submit(task: Callable<T>): ForkedTask<T> = super.submit(task) as ForkedTask<T>
+    override fun <T> submit(task: Callable<T>): ForkedTask<T> = super<AbstractExecutorService>.submit(task) as ForkedTask<T>
 
-    override fun submit(task: Runnable): ForkedTask<*> = super.submit(task) as ForkedTask<*>
+    override fun submit(task: Runnable): ForkedTask<*> = super<AbstractExecutorService>.submit(task) as ForkedTask<*>
 
-    override fun <T> submit(task: Runnable, result: T): ForkedTask<T> = super.submit(task, result) as ForkedTask<T>
+    override fun <T> submit(task: Runnable, result: T): ForkedTask<T> = super<AbstractExecutorService>.submit(task, result) as ForkedTask<T>
+
+    // AbstractExecutorService creates every task with newTaskFor: they are all ForkedTasks.
+    @Suppress("UNCHECKED_CAST")
+    override fun <T> invokeAll(tasks: Collection<Callable<T>>): List<ForkedTask<T>> =
+        super<AbstractExecutorService>.invokeAll(tasks) as List<ForkedTask<T>>
+
+    @Suppress("UNCHECKED_CAST")
+    override fun <T> invokeAll(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): List<ForkedTask<T>> =
+        super<AbstractExecutorService>.invokeAll(tasks, timeout, unit) as List<ForkedTask<T>>
 
     private fun reject(command: Runnable): Nothing {
         throw RejectedExecutionException("${pool.name} is shut down; rejected $command")
@@ -70,23 +140,9 @@ internal class StealingExecutorService(
 
     override fun isTerminated(): Boolean = pool.isTerminated()
 
-    /**
-     * Waits until the pool has terminated or [timeout] passes; a zero or negative [timeout]
-     * does not wait (it answers [isTerminated]).
-     *
-     * @throws IllegalStateException when called from a task of this pool, which would wait
-     *   for itself.
-     */
     override fun awaitTermination(timeout: Long, unit: TimeUnit): Boolean = pool.awaitTermination(unit.toNanos(timeout))
 
-    /**
-     * [shutdown], then waits until every accepted task has run and the worker threads have
-     * finished, as `ExecutorService.close()` (JDK 19+) does. An interrupt while waiting does not
-     * end the wait (and, unlike the JDK's default method, does not discard queued work: use
-     * [shutdownNow] for that); it is re-asserted before this returns. Called from a task of this
-     * pool, it cannot wait for itself: it stops intake and returns. Declared here, not inherited,
-     * so it is also there on JDK 17, and it replaces the JDK 19+ default method.
-     */
+    // Declared, not inherited, so it is there on JDK 17 too and replaces the JDK 19+ default method.
     override fun close() {
         checkCloseable()
         pool.shutdown()
@@ -94,7 +150,7 @@ internal class StealingExecutorService(
     }
 
     private fun checkCloseable() {
-        if (!closeable) throw UnsupportedOperationException("The shared StealingDispatcher.Default cannot be shut down")
+        if (!closeable) throw UnsupportedOperationException("The shared StealingDispatcher cannot be shut down")
     }
 
     override fun toString(): String = "StealingExecutorService[${pool.name}]"

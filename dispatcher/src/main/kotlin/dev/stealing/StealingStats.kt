@@ -32,11 +32,10 @@ package dev.stealing
  * @property workerQueueDepths tasks waiting in each started worker's deque.
  * @property affinityPops keyed tasks workers took from their keyed queues.
  * @property affinityQueueDepths keyed tasks waiting in each core worker's keyed queue.
- * @property pinning CPU pinning of core workers ([StealingOptions.pinThreads]): `off`,
- *   `on: CPUs [...]`, or why it did not take (the pool then runs unpinned).
+ * @property pinning CPU pinning of core workers ([StealingOptions.pinThreads]): whether it is
+ *   on, the CPUs, and why it did not take where it did not.
  * @property fairQueues each fair queue still in the rotation: name, weight, depth, executed.
- * @property state `running`, `shutting down` (closed; accepted work still runs), `stopping`
- *   (`shutdownNow`), `terminating` (everything ran; workers are exiting) or `terminated`.
+ * @property state where the pool is in its life cycle.
  */
 public class StealingStats internal constructor(
     public val name: String,
@@ -66,19 +65,82 @@ public class StealingStats internal constructor(
     public val affinityPops: Long,
     public val affinityQueueDepths: List<Int>,
     public val fairQueues: List<FairQueueStats>,
-    public val pinning: String,
-    public val state: String,
+    public val pinning: Pinning,
+    public val state: State,
 ) {
     /** Tasks queued anywhere in the pool. */
     public val queuedTasks: Int get() = globalQueueDepth + workerQueueDepths.sum() + affinityQueueDepths.sum() +
             fairQueues.sumOf { it.depth }
 
+    /**
+     * Every figure, each labelled with its property's name, e.g. `StealingStats(name=compute,
+     * state=RUNNING, parallelism=2, threads=2, ..., steals=10, stealAttempts=2033, ...)`.
+     */
     override fun toString(): String =
         "StealingStats(name=$name, state=$state, parallelism=$parallelism, threads=$threads, " +
-            "idle=$idleThreads, blocked=$blockedThreads, injected=$injectedThreads, retired=$retiredThreads, " +
-            "presumedBlocked=$presumedBlocked, executed=$executed, localPops=$localPops, globalPops=$globalPops, " +
-            "steals=$steals/$stealAttempts, inlined=$inlined, helped=$helped, blockedJoins=$blockedJoins, " +
+            "idleThreads=$idleThreads, blockedThreads=$blockedThreads, maxThreads=$maxThreads, " +
+            "injectedThreads=$injectedThreads, retiredThreads=$retiredThreads, presumedBlocked=$presumedBlocked, " +
+            "executed=$executed, localPops=$localPops, globalPops=$globalPops, steals=$steals, " +
+            "stealAttempts=$stealAttempts, inlined=$inlined, helped=$helped, blockedJoins=$blockedJoins, " +
             "parks=$parks, unparks=$unparks, failed=$failed, cancelled=$cancelled, rejected=$rejected, " +
-            "globalQueue=$globalQueueDepth, workerQueues=$workerQueueDepths, affinityPops=$affinityPops, " +
-            "affinityQueues=$affinityQueueDepths, fairQueues=$fairQueues, pinning=$pinning)"
+            "queuedTasks=$queuedTasks, globalQueueDepth=$globalQueueDepth, workerQueueDepths=$workerQueueDepths, " +
+            "affinityPops=$affinityPops, affinityQueueDepths=$affinityQueueDepths, fairQueues=$fairQueues, " +
+            "pinning=$pinning)"
+
+    /** Where a pool is in its life cycle; each state follows the one before it. */
+    public enum class State {
+        /** Accepting and running work. */
+        RUNNING,
+
+        /** Closed or shut down: no new work is accepted; work already accepted still runs. */
+        SHUTTING_DOWN,
+
+        /** `shutdownNow()` was called: work not started was handed back or cancelled. */
+        STOPPING,
+
+        /** Every accepted task has ended; the worker threads are exiting. */
+        TERMINATING,
+
+        /** Every worker thread has exited. */
+        TERMINATED,
+    }
+
+    /**
+     * CPU pinning of the core workers ([StealingOptions.pinThreads]).
+     *
+     * @property mode [Mode.OFF], [Mode.ON] (every core worker started so far is pinned) or
+     *   [Mode.PARTIAL] (some are, some could not be).
+     * @property cpus the CPUs the pinned core workers run on, in worker order; empty when off.
+     * @property reason why pinning did not take (the workers concerned run unpinned); null when
+     *   it took everywhere or was not asked for.
+     */
+    public class Pinning internal constructor(
+        public val mode: Mode,
+        public val cpus: List<Int>,
+        public val reason: String?,
+    ) {
+        /** Whether core workers are pinned. */
+        public enum class Mode {
+            /** No worker is pinned: [StealingOptions.pinThreads] is false, or pinning was refused. */
+            OFF,
+
+            /** Every core worker started so far is pinned to a CPU. */
+            ON,
+
+            /** Some core workers are pinned, others could not be. */
+            PARTIAL,
+        }
+
+        override fun equals(other: Any?): Boolean =
+            other is Pinning && mode == other.mode && cpus == other.cpus && reason == other.reason
+
+        override fun hashCode(): Int = (mode.hashCode() * 31 + cpus.hashCode()) * 31 + reason.hashCode()
+
+        /** `off`, `off (not allowed: <reason>)`, `on: CPUs [0, 1]` or `partial: CPUs [0] (<reason>)`. */
+        override fun toString(): String = when (mode) {
+            Mode.OFF -> if (reason == null) "off" else "off (not allowed: $reason)"
+            Mode.ON -> "on: CPUs $cpus"
+            Mode.PARTIAL -> "partial: CPUs $cpus ($reason)"
+        }
+    }
 }

@@ -9,7 +9,7 @@ import java.util.concurrent.locks.ReentrantLock
 
 /**
  * The engine behind [StealingDispatcher]: its parts, and where a task goes. Everything
- * public-facing lives in [StealingDispatcher], [StealingExecutorService] and [ForkedTask].
+ * public-facing lives in [StealingDispatcher], [StealingExecutorService] ([PoolExecutorService]) and [ForkedTask].
  *
  * The pool's jobs, one file each:
  * - routing and publication (this file): [execute], [fork], [executeYield], [executeKeyed],
@@ -32,6 +32,7 @@ internal class WorkStealingPool(
     val options: StealingOptions,
 ) {
     init {
+        require(name.isNotBlank()) { "name must not be blank, was \"$name\"" }
         require(parallelism in 1..Ctl.MAX_THREADS) {
             "parallelism must be in 1..${Ctl.MAX_THREADS}, was $parallelism"
         }
@@ -256,6 +257,7 @@ internal class WorkStealingPool(
 
     /** A new fair queue in the rotation (closed at once if the pool is shut down). */
     fun newFairQueue(name: String?, weight: Int): FairQueueDispatcher {
+        require(name == null || name.isNotBlank()) { "name must not be blank, was \"$name\"" }
         require(weight in 1..MAX_FAIR_WEIGHT) { "weight must be in 1..$MAX_FAIR_WEIGHT, was $weight" }
         val q = FairQueueDispatcher(this, name ?: "fair-${fairQueueIds.incrementAndGet()}", weight)
         fair.add(q) { isShutdown() }

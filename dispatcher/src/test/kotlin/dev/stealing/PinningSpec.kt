@@ -2,6 +2,7 @@ package dev.stealing
 
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
+import io.kotest.matchers.shouldNotBe
 import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.string.shouldStartWith
 import net.openhft.affinity.Affinity
@@ -29,12 +30,16 @@ class PinningSpec : FunSpec({
             val pinning = d.stats().pinning
             println("pinning: $pinning (process CPUs $allowed)")
             if (allowed.cardinality() >= 2) {
-                pinning shouldStartWith "on: CPUs"
+                pinning.mode shouldBe StealingStats.Pinning.Mode.ON
+                pinning.toString() shouldStartWith "on: CPUs"
                 for ((cpu, set) in sets) set shouldBe BitSet().apply { set(cpu) }
                 sets.map { it.first }.toSet().size shouldBe 2 // two workers, two CPUs
-                d.toString() shouldContain "pinning = on"
+                pinning.cpus.toSet() shouldBe sets.map { it.first }.toSet()
+                d.stats().toString() shouldContain "pinning=on"
             } else {
-                pinning shouldStartWith "off (not allowed" // and yet every task ran
+                pinning.mode shouldBe StealingStats.Pinning.Mode.OFF // and yet every task ran
+                pinning.reason shouldNotBe null
+                pinning.toString() shouldStartWith "off (not allowed"
             }
         }
     }
@@ -42,7 +47,8 @@ class PinningSpec : FunSpec({
     test("pinning is off by default and says so") {
         StealingDispatcher(1, "unpinned").use { d ->
             d.executor.submit(Callable { (Thread.currentThread() as Worker).pinnedCpu }).get() shouldBe -1
-            d.stats().pinning shouldBe "off"
+            d.stats().pinning.mode shouldBe StealingStats.Pinning.Mode.OFF
+            d.stats().pinning.toString() shouldBe "off"
         }
     }
 })
