@@ -12,7 +12,7 @@ import kotlinx.coroutines.withContext
 import java.io.File
 import java.nio.file.Files
 import java.nio.file.Path
-import java.time.Duration
+import kotlin.time.Duration.Companion.seconds
 
 // Every Kotlin snippet of README.md, verbatim between the `// README:` markers, so the README
 // cannot drift from the API. (The Java snippet is samples/.../ReadmeJava.java, run by the build.)
@@ -104,14 +104,14 @@ class ReadmeSpec : FunSpec({
             val pool = StealingDispatcher(
                 parallelism = 4,
                 name = "compute",
-                options = StealingOptions(daemon = false, maxThreads = 64, keepAlive = Duration.ofSeconds(30)),
+                options = StealingOptions(daemon = false, maxThreads = 64, keepAlive = 30.seconds),
             )
             // README: end
             pool.use {
                 runBlocking { withContext(pool) { loadConfig(file) } } shouldBe "threads=4"
                 // README: stats
-                println(pool.stats())   // StealingStats(name=compute, state=running, parallelism=4, threads=1, ...)
-                println(pool)           // compute[parallelism = 4, threads = 1 (idle 1, blocked 0), ...]
+                println(pool.stats())   // StealingStats(name=compute, state=RUNNING, parallelism=4, threads=1, ...)
+                println(pool)           // compute[parallelism = 4, threads = 1, queued = 0]
                 // README: end
                 pool.stats().blockedThreads shouldBe 0 // the blocking region is over
                 pool.stats().toString() shouldStartWith "StealingStats(name=compute"

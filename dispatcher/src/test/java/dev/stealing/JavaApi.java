@@ -1,0 +1,67 @@
+package dev.stealing;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The library as Java sees it, called by {@code JavaApiSpec}. This file compiling is half the
+ * test: no cast anywhere, the executor's {@code submit} and {@code invokeAll} give
+ * {@link ForkedTask}s, the shared pool is a {@link StealingDispatcher}, options take
+ * {@code java.time.Duration}.
+ */
+final class JavaApi {
+    private JavaApi() {
+    }
+
+    /** Every way to create a task through the executor, joined without a cast; their sum. */
+    static int submitAndJoin(StealingDispatcher pool) throws Exception {
+        StealingExecutorService executor = pool.getExecutor();
+        ForkedTask<Integer> callable = executor.submit(() -> 40);
+        ForkedTask<?> runnable = executor.submit(() -> { });
+        ForkedTask<Integer> withResult = executor.submit(() -> { }, 1);
+        List<Callable<Integer>> tasks = Arrays.asList(() -> 1, () -> 2);
+        List<ForkedTask<Integer>> all = executor.invokeAll(tasks);
+        List<ForkedTask<Integer>> allTimed = executor.invokeAll(tasks, 10, TimeUnit.SECONDS);
+        int fromFuture = CompletableFuture.supplyAsync(() -> -6, executor).get(10, TimeUnit.SECONDS);
+        runnable.join();
+        int sum = callable.join() + withResult.join() + fromFuture;
+        for (ForkedTask<Integer> t : all) sum += t.join();
+        for (ForkedTask<Integer> t : allTimed) sum += t.join();
+        return sum; // 40 + 1 - 6 + 3 + 3 = 41
+    }
+
+    /** The shared pool, as a StealingDispatcher. */
+    static StealingDispatcher shared() {
+        return StealingDispatcher.getShared();
+    }
+
+    /** Parallelism of the shared pool, both ways Java can ask. */
+    static List<Integer> sharedParallelism() {
+        List<Integer> both = new ArrayList<>();
+        both.add(StealingDispatcher.getShared().getParallelism());
+        both.add(StealingDispatcher.Default.getParallelism());
+        return both;
+    }
+
+    /** Java durations, through the full constructor and the with-copies (source compatibility). */
+    static List<StealingOptions> options() {
+        List<StealingOptions> list = new ArrayList<>();
+        list.add(StealingOptions.DEFAULT.withKeepAlive(Duration.ofSeconds(30)).withStarvationInterval(Duration.ZERO));
+        list.add(new StealingOptions(true, null, 32, 61, 64, 256, false, 0, Duration.ofSeconds(30), Duration.ZERO, false));
+        return list;
+    }
+
+    /** try-with-resources on the executor itself: close() throws no checked exception. */
+    static boolean closeExecutor() {
+        StealingDispatcher pool = new StealingDispatcher(1, "java-close");
+        try (StealingExecutorService executor = pool.getExecutor()) {
+            executor.execute(() -> { });
+        }
+        return pool.getExecutor().isTerminated();
+    }
+}
