@@ -2,17 +2,22 @@ package dev.stealing.samples;
 
 import dev.stealing.ForkedTask;
 import dev.stealing.StealingDispatcher;
+import dev.stealing.StealingExecutorService;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RecursiveAction;
 
 /**
  * Java fork/join on a StealingDispatcher: a parallel merge sort with {@link ForkedTask}, next to
  * the same algorithm as a {@link RecursiveAction} on a {@link ForkJoinPool}. {@code join()} runs a
- * forked half inline when no other worker has stolen it.
+ * forked half inline when no other worker has stolen it. The pool's executor also serves
+ * {@code CompletableFuture}s and {@code invokeAll}; every task it creates is a {@code ForkedTask},
+ * so nothing here needs a cast.
  *
  * <p>Run: {@code mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.ForkJoinSample}
  */
@@ -27,7 +32,22 @@ public final class ForkJoinSample {
         int parallelism = Runtime.getRuntime().availableProcessors();
 
         try (StealingDispatcher pool = new StealingDispatcher(parallelism, "sort")) {
-            ExecutorService executor = pool.getExecutor();
+            StealingExecutorService executor = pool.getExecutor();
+
+            // The executor under a CompletableFuture.
+            CompletableFuture<Integer> max =
+                    CompletableFuture.supplyAsync(() -> Arrays.stream(input).max().getAsInt(), executor);
+            // invokeAll: one task per quarter, each counting its negative numbers; joined, no cast.
+            List<Callable<Integer>> quarters = List.of(
+                    () -> negatives(input, 0, n / 4), () -> negatives(input, n / 4, n / 2),
+                    () -> negatives(input, n / 2, 3 * n / 4), () -> negatives(input, 3 * n / 4, n));
+            int negatives = 0;
+            for (ForkedTask<Integer> quarter : executor.invokeAll(quarters)) negatives += quarter.join();
+            if (max.join() != expected[n - 1] || negatives != negatives(input, 0, n)) {
+                System.err.println("CompletableFuture or invokeAll computed wrongly");
+                System.exit(1);
+            }
+
             ForkJoinPool fjp = new ForkJoinPool(parallelism);
             long[] ours = new long[5];
             long[] theirs = new long[5];
@@ -35,7 +55,7 @@ public final class ForkJoinSample {
                 int[] a = input.clone();
                 long start = System.nanoTime();
                 // submit() returns a ForkedTask; from outside the pool, join() simply waits.
-                ((ForkedTask<?>) executor.submit(() -> sort(pool, a, new int[n], 0, n))).join();
+                executor.submit(() -> sort(pool, a, new int[n], 0, n)).join();
                 long t1 = System.nanoTime() - start;
                 check(a, expected, "StealingDispatcher");
 
@@ -55,7 +75,7 @@ public final class ForkJoinSample {
             System.out.printf("merge sort of %,d ints, %d workers (median of 5)%n", n, parallelism);
             System.out.printf("StealingDispatcher ForkedTask: %7.1f ms%n", ours[2] / 1e6);
             System.out.printf("ForkJoinPool RecursiveAction:  %7.1f ms%n", theirs[2] / 1e6);
-            System.out.println(pool.stats());
+            System.out.println(pool); // name, parallelism, threads, queued; pool.stats() has every counter
         }
     }
 
@@ -73,6 +93,12 @@ public final class ForkJoinSample {
         sort(pool, a, tmp, mid, to);
         left.join();
         merge(a, tmp, from, mid, to);
+    }
+
+    static int negatives(int[] a, int from, int to) {
+        int count = 0;
+        for (int i = from; i < to; i++) if (a[i] < 0) count++;
+        return count;
     }
 
     static void merge(int[] a, int[] tmp, int from, int mid, int to) {

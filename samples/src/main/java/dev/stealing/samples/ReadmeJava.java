@@ -2,9 +2,9 @@ package dev.stealing.samples;
 
 import dev.stealing.ForkedTask;
 import dev.stealing.StealingDispatcher;
+import dev.stealing.StealingExecutorService;
 
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
 
 /**
@@ -21,8 +21,8 @@ public final class ReadmeJava {
             ForkedTask<Long> sum = pool.fork(() -> sum(pool, 0, 1_000_000)); // from outside: the global queue
             System.out.println(sum.join());                                     // 499999500000
 
-            ExecutorService executor = pool.getExecutor();                      // submit() returns a ForkedTask
-            executor.submit(() -> System.out.println("on " + Thread.currentThread().getName())).get();
+            StealingExecutorService executor = pool.getExecutor();              // submit() returns a ForkedTask
+            executor.submit(() -> System.out.println("on " + Thread.currentThread().getName())).join();
 
             CountDownLatch done = new CountDownLatch(1);
             pool.affinityExecutor("account-42").execute(done::countDown);      // always the same worker
