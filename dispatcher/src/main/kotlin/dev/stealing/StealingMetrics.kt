@@ -18,8 +18,8 @@ import java.lang.ref.WeakReference
  * ```
  *
  * Every meter carries the tag `name` = the pool's name, plus [tags]. Where Micrometer's own
- * `ExecutorServiceMetrics` has a meter for the same thing (for `ThreadPoolExecutor` or
- * `ForkJoinPool`), the meter here has its name, description and base unit, so existing
+ * `ExecutorServiceMetrics` has a meter for the same thing (for `ThreadPoolExecutor`, or else
+ * for `ForkJoinPool`), the meter here has its name, description and base unit, so existing
  * executor dashboards and alerts work unchanged:
  *
  * | meter | type | value |
@@ -80,7 +80,7 @@ public class StealingMetrics @JvmOverloads constructor(
             "The approximate total number of tasks that have completed execution") { executed }
         gauge(registry, "executor.active", BaseUnits.THREADS,
             "The approximate number of threads that are actively executing tasks") { (threads - idleThreads).coerceAtLeast(0) }
-        gauge(registry, "executor.running", BaseUnits.THREADS,
+        gauge(registry, "executor.running", null,
             "An estimate of the number of worker threads that are not blocked waiting to join tasks or for other " +
                 "managed synchronization threads") { (threads - idleThreads - blockedThreads).coerceAtLeast(0) }
         val fairQueues = FairQueueGauges(registry)
@@ -94,8 +94,9 @@ public class StealingMetrics @JvmOverloads constructor(
         gauge(registry, "executor.pool.core", BaseUnits.THREADS, "The core number of threads for the pool") { parallelism }
         gauge(registry, "executor.pool.max", BaseUnits.THREADS, "The maximum allowed number of threads in the pool") { maxThreads }
         gauge(registry, "executor.parallelism", BaseUnits.THREADS, "The targeted parallelism level of this pool") { parallelism }
-        counter(registry, "executor.steals", BaseUnits.TASKS,
-            "Estimate of the total number of tasks stolen from one thread's work queue by another") { steals }
+        counter(registry, "executor.steals", null,
+            "Estimate of the total number of tasks stolen from one thread's work queue by another. The reported value " +
+                "underestimates the actual total number of steals when the pool is not quiescent") { steals }
 
         gauge(registry, "stealing.threads.idle", BaseUnits.THREADS, "Workers parked or about to park") { idleThreads }
         gauge(registry, "stealing.threads.blocked", BaseUnits.THREADS,
@@ -112,7 +113,7 @@ public class StealingMetrics @JvmOverloads constructor(
         fairQueues.update(dispatcher.stats())
     }
 
-    private fun gauge(registry: MeterRegistry, name: String, unit: String, description: String, value: StealingStats.() -> Int) {
+    private fun gauge(registry: MeterRegistry, name: String, unit: String?, description: String, value: StealingStats.() -> Int) {
         Gauge.builder(name, dispatcher) { it.stats().value().toDouble() }
             .tags(tags).description(description).baseUnit(unit).register(registry)
     }
