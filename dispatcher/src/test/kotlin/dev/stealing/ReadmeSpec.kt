@@ -3,6 +3,8 @@ package dev.stealing
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldStartWith
+import io.micrometer.core.instrument.Tags
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.coroutineScope
@@ -15,12 +17,20 @@ import java.nio.file.Path
 import kotlin.time.Duration.Companion.seconds
 
 // Every Kotlin snippet of README.md, verbatim between the `// README:` markers, so the README
-// cannot drift from the API. (The Java snippet is samples/.../ReadmeJava.java, run by the build.)
+// cannot drift from the API. (The Java snippets are samples/.../ReadmeJava.java and QuickStart.java,
+// run by the build.)
 
-// README: await-inline
+// README: quick-start
 suspend fun fib(n: Int): Int = if (n < 2) n else coroutineScope {
     val left = async { fib(n - 1) }
     fib(n - 2) + left.awaitInline() // still queued on this worker? then it runs right here
+}
+
+fun main() = runBlocking {
+    println(withContext(StealingDispatcher) { fib(25) })               // the shared pool: 75025
+    StealingDispatcher(parallelism = 4, name = "compute").use { pool -> // an isolated pool
+        println(withContext(pool) { (1..1_000).map { async { it.toLong() } }.awaitAll().sum() })
+    }                                                                  // close(): runs what was queued, joins the threads
 }
 // README: end
 
@@ -45,11 +55,16 @@ class ReadmeSpec : FunSpec({
         val blocks = Regex("```(kotlin|java)\n(.*?)```", RegexOption.DOT_MATCHES_ALL).findAll(readme)
             .map { it.groupValues[2].trimIndent().trim() }.toList()
         val sources = File("src/test/kotlin/dev/stealing/ReadmeSpec.kt").readText() +
-            File("../samples/src/main/java/dev/stealing/samples/ReadmeJava.java").readText()
+            File("../samples/src/main/java/dev/stealing/samples/ReadmeJava.java").readText() +
+            File("../samples/src/main/java/dev/stealing/samples/QuickStart.java").readText()
         val snippets = Regex("// README: [a-z-]+\n(.*?)\n[ \t]*// README: end", RegexOption.DOT_MATCHES_ALL)
             .findAll(sources).map { it.groupValues[1].trimIndent().trim() }.toSet()
         (blocks.size >= 9) shouldBe true
         blocks.filter { it !in snippets } shouldBe emptyList()
+    }
+
+    test("the quick start runs") {
+        main()
     }
 
     test("shared pool and isolated pools") {
@@ -116,6 +131,14 @@ class ReadmeSpec : FunSpec({
                 pool.stats().blockedThreads shouldBe 0 // the blocking region is over
                 pool.stats().toString() shouldStartWith "StealingStats(name=compute"
                 pool.toString() shouldStartWith "compute[parallelism = 4"
+                val registry = SimpleMeterRegistry()
+                // README: metrics
+                StealingMetrics(pool, Tags.of("service", "search")).bindTo(registry)
+                val waiting = registry.get("executor.queued").tag("name", "compute").gauge().value() // tasks queued in the pool
+                // README: end
+                waiting shouldBe 0.0
+                val completed = registry.get("executor.completed").tags("name", "compute", "service", "search").functionCounter()
+                eventually(10_000) { completed.count() == pool.stats().executed.toDouble() } shouldBe true
             }
         } finally {
             Files.deleteIfExists(file)

@@ -16,6 +16,7 @@ import java.util.concurrent.ForkJoinPool;
  */
 public final class ReadmeJava {
     public static void main(String[] args) throws Exception {
+        QuickStart.main(args); // the README's Java quick start
         // README: java
         try (StealingDispatcher pool = new StealingDispatcher(4, "sort")) {
             ForkedTask<Long> sum = pool.fork(() -> sum(pool, 0, 1_000_000)); // from outside: the global queue

@@ -16,7 +16,7 @@ import java.nio.file.Files
  * much, and the min - max column shows such a JVM when there was one.
  *
  * Each child is this same program with the same arguments and JVM flags, minus `--jvms`, with its
- * own scratch `--out` directory and [SAMPLES_OUT] naming a file where it writes its raw samples,
+ * own scratch `--out` directory (never `--update-committed`) and [SAMPLES_OUT] naming a file where it writes its raw samples,
  * idle figures and failures ([writeSamples]). Children print their progress as usual. The parent
  * then writes the one report from the pooled samples, into the `--out` directory it was given.
  * Idle CPU is the median of the children's figures; a child's failures are the report's failures.
@@ -57,7 +57,7 @@ class MultiJvmReport(private val options: Options, private val args: Array<Strin
         return 0
     }
 
-    /** This program again, with this JVM's flags and class path, the same arguments minus `--jvms` and `--out`. */
+    /** This program again, with this JVM's flags and class path, the same arguments minus `--jvms`, `--out` and `--update-committed`. */
     private fun command(out: File, samplesFile: File): List<String> {
         val java = File(System.getProperty("java.home"), "bin/java").path
         val jvmFlags = ManagementFactory.getRuntimeMXBean().inputArguments
@@ -66,6 +66,7 @@ class MultiJvmReport(private val options: Options, private val args: Array<Strin
         while (i < args.size) {
             when (args[i]) {
                 "--jvms", "--out", SAMPLES_OUT -> i++ // and its value
+                Options.UPDATE_COMMITTED -> {} // each child writes to its own scratch --out
                 else -> rest += args[i]
             }
             i++

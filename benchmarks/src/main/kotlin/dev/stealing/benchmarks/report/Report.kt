@@ -40,7 +40,9 @@ import kotlin.system.exitProcess
  * Options: `--quick` (1 warm-up + 3 measured rounds, 3 s idle window), `--warmup N`,
  * `--rounds N`, `--idle-seconds N`, `--only REGEX` (workload ids), `--parallelism N` (threads of
  * every pool we create; `Dispatchers.Default` keeps its own; default: the available processors),
- * `--out DIR` (default `benchmarks/results`, or `results` when run inside `benchmarks/`),
+ * `--out DIR` (default `benchmarks/target/report`, or `target/report` when run inside
+ * `benchmarks/`, so a run leaves the tracked files alone), `--update-committed` (write to
+ * `benchmarks/results` instead, the copy the READMEs show and link),
  * `--jvms N` (default 1: run the whole report in N fresh JVMs one after another and pool their
  * measured rounds; see [MultiJvmReport]).
  */
@@ -71,6 +73,8 @@ class Options(
     /** Threads of every pool the report creates (not `Dispatchers.Default`, which is shared). */
     val parallelism: Int,
     val outDir: File,
+    /** Whether [outDir] is the committed `benchmarks/results` (`--update-committed`). */
+    val updateCommitted: Boolean,
     val runLimitSeconds: Long,
     /** Fresh JVMs to run the report in, one after another; their measured rounds are pooled. */
     val jvms: Int,
@@ -78,7 +82,10 @@ class Options(
     val samplesOut: File?,
 ) {
     companion object {
-        const val USAGE = "usage: ReportKt [--quick] [--warmup N] [--rounds N] [--idle-seconds N] [--only REGEX] [--parallelism N] [--out DIR] [--run-limit-seconds N] [--jvms N]"
+        /** Writes the report into the committed `benchmarks/results` rather than `target/report`. */
+        const val UPDATE_COMMITTED = "--update-committed"
+
+        const val USAGE = "usage: ReportKt [--quick] [--warmup N] [--rounds N] [--idle-seconds N] [--only REGEX] [--parallelism N] [--out DIR | --update-committed] [--run-limit-seconds N] [--jvms N]"
 
         fun parse(args: Array<String>): Options {
             var quick = false
@@ -88,6 +95,7 @@ class Options(
             var only: Regex? = null
             var parallelism = ExecutorUnderTest.CORES
             var out: File? = null
+            var updateCommitted = false
             var limit = 120L
             var jvms = 1
             var samplesOut: File? = null
@@ -108,6 +116,7 @@ class Options(
                     "--only" -> only = Regex(value(a))
                     "--parallelism" -> parallelism = int(a, 1)
                     "--out" -> out = File(value(a))
+                    UPDATE_COMMITTED -> updateCommitted = true
                     "--run-limit-seconds" -> limit = int(a, 1).toLong()
                     "--jvms" -> jvms = int(a, 1)
                     MultiJvmReport.SAMPLES_OUT -> samplesOut = File(value(a))
@@ -116,7 +125,10 @@ class Options(
                 }
                 i++
             }
-            val defaultOut = if (File("benchmarks").isDirectory) File("benchmarks/results") else File("results")
+            require(out == null || !updateCommitted) { "--out and $UPDATE_COMMITTED exclude each other" }
+            // From the repository root or from inside benchmarks/.
+            val benchmarks = if (File("benchmarks").isDirectory) File("benchmarks") else File(".")
+            val defaultOut = if (updateCommitted) File(benchmarks, "results") else File(benchmarks, "target/report")
             return Options(
                 quick = quick,
                 warmupRounds = warmup ?: if (quick) 1 else 2,
@@ -124,7 +136,8 @@ class Options(
                 idleSeconds = idle ?: if (quick) 3 else 10,
                 only = only,
                 parallelism = parallelism,
-                outDir = out ?: defaultOut,
+                outDir = (out ?: defaultOut).normalize(),
+                updateCommitted = updateCommitted,
                 runLimitSeconds = limit,
                 jvms = jvms,
                 samplesOut = samplesOut,

@@ -120,6 +120,21 @@ class ReportOutput(
             println("\nWrote ${md.path}; the chart failed: $e")
             throw e
         }
+        println(verdictLine(md.path))
+    }
+
+    /**
+     * The report's last line: how many targets were met, which were not, and where to look
+     * ([where]: the written `report.md`, or its "Targets" section inside it).
+     */
+    private fun verdictLine(where: String): String {
+        val missed = verdicts.filterValues { !it.met }.keys
+        val met = verdicts.size - missed.size
+        val failed = if (failures.isEmpty()) "" else "; ${failures.size} run failure(s)"
+        val look = if (missed.isEmpty() && failures.isEmpty()) "details: $where"
+            else "see $where and, for the known gaps, docs/performance.md"
+        return "Verdict: $met of ${verdicts.size} targets met" +
+            (if (missed.isEmpty()) "" else ", NOT met: ${missed.joinToString(", ")}") + "$failed; $look"
     }
 
     private val header = listOf("workload", "executor", "median", "min - max", "x Default", "x FJP", "target")
@@ -186,7 +201,8 @@ class ReportOutput(
         appendLine()
         for (l in machine()) appendLine("- $l")
         appendLine()
-        appendLine("Produced by `java -cp benchmarks/target/benchmarks.jar dev.stealing.benchmarks.report.ReportKt${if (options.quick) " --quick" else ""}${if (options.jvms > 1) " --jvms ${options.jvms}" else ""}`. " +
+        appendLine("Produced by `java -cp benchmarks/target/benchmarks.jar dev.stealing.benchmarks.report.ReportKt${if (options.quick) " --quick" else ""}${if (options.jvms > 1) " --jvms ${options.jvms}" else ""}" +
+            "${if (options.updateCommitted) " ${Options.UPDATE_COMMITTED}" else ""}`. " +
             "Median of the measured rounds; spread = min - max; ratios are our executor's median over the peer's (lower is better; " +
             "for the allocation row, bytes over bytes). Executors: `stealing` = StealingDispatcher (`await`), `stealing-inline` = the same " +
             "with `awaitInline`, `default` = Dispatchers.Default, `fjp` = ForkJoinPool (RecursiveTask for fork/join), " +
@@ -218,6 +234,8 @@ class ReportOutput(
             appendLine()
             failures.forEach { appendLine("- $it") }
         }
+        appendLine()
+        appendLine(verdictLine("the Targets section above" + if (failures.isEmpty()) "" else " and Failures"))
     }
 
     private fun writeChart(file: File) {
