@@ -3,6 +3,10 @@ package dev.stealing.samples;
 import dev.stealing.ForkedTask;
 import dev.stealing.StealingDispatcher;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
@@ -13,9 +17,36 @@ import java.util.concurrent.ForkJoinPool;
  * drift from the API.
  *
  * <p>Run: {@code mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.ReadmeJava}
+ * (prints what the snippet prints). The build passes {@code --check}: the snippet's output is
+ * captured and checked instead of printed, so {@code mvn -q} stays quiet.
  */
 public final class ReadmeJava {
     public static void main(String[] args) throws Exception {
+        if (args.length == 1 && args[0].equals("--check")) {
+            check();
+        } else {
+            readme();
+        }
+    }
+
+    /** Runs the snippet with System.out captured, and fails unless it printed what it should. */
+    private static void check() throws Exception {
+        PrintStream out = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            readme();
+        } finally {
+            System.setOut(out);
+        }
+        List<String> lines = captured.toString(StandardCharsets.UTF_8).lines().toList();
+        if (lines.size() != 2 || !lines.get(0).equals("499999500000") || !lines.get(1).startsWith("on sort-worker-")) {
+            throw new AssertionError("README Java snippet printed " + lines
+                + ", expected [499999500000, on sort-worker-<n>]");
+        }
+    }
+
+    static void readme() throws Exception {
         // README: java
         try (StealingDispatcher pool = new StealingDispatcher(4, "sort")) {
             ForkedTask<Long> sum = pool.fork(() -> sum(pool, 0, 1_000_000)); // from outside: the global queue
