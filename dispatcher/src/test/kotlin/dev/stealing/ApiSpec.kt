@@ -143,7 +143,34 @@ private fun qualified(listing: String): List<String> {
     }
 }
 
+/** Every Kotlin class of the library and the Kotlin metadata version it was written with. */
+private fun metadataVersions(): Map<String, String> {
+    val root = File(StealingDispatcher::class.java.protectionDomain.codeSource.location.toURI())
+    val loader = StealingDispatcher::class.java.classLoader
+    return root.walkTopDown().filter { it.isFile && it.name.endsWith(".class") }
+        .map { it.relativeTo(root).path.removeSuffix(".class").replace(File.separatorChar, '.') }
+        .filter { it != "module-info" }
+        .mapNotNull { name -> Class.forName(name, false, loader).getAnnotation(Metadata::class.java)?.let { name to it.metadataVersion.take(2).joinToString(".") } }
+        .toMap()
+}
+
+private fun versionParts(v: String) = v.split('.').map { it.toInt() }.let { it[0] * 1000 + it[1] }
+
 class ApiSpec : FunSpec({
+    // A compiler reads Kotlin metadata up to one minor version newer than itself, and a
+    // consumer compiled with -language-version 2.1 (samples/src/consumer) does not notice newer
+    // metadata: this is what keeps consumers on the oldest supported compiler working.
+    test("the library is compiled for Kotlin consumers of kotlin.consumer.version") {
+        val floor = System.getProperty("api.kotlinVersion")?.takeIf { it.isNotBlank() } ?: "2.1"
+        val tooNew = metadataVersions().filterValues { versionParts(it) > versionParts(floor) }
+        if (tooNew.isNotEmpty()) {
+            fail(
+                "${tooNew.size} classes carry Kotlin metadata newer than $floor (e.g. ${tooNew.entries.first()}): " +
+                    "compile dispatcher's main sources with languageVersion/apiVersion \${kotlin.consumer.version}",
+            )
+        }
+    }
+
     test("the public API matches api/stealing-dispatcher.api") {
         val actual = apiListing()
         if (System.getProperty("api.update") == "true") {
