@@ -4,6 +4,10 @@ import dev.stealing.ForkedTask;
 import dev.stealing.StealingDispatcher;
 import dev.stealing.StealingExecutorService;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
 
@@ -13,10 +17,39 @@ import java.util.concurrent.ForkJoinPool;
  * drift from the API.
  *
  * <p>Run: {@code mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.ReadmeJava}
+ * (prints what the snippet prints). The build passes {@code --check}: the snippet's output is
+ * captured and checked instead of printed, so {@code mvn -q} stays quiet.
  */
 public final class ReadmeJava {
     public static void main(String[] args) throws Exception {
-        QuickStart.main(args); // the README's Java quick start
+        if (args.length == 1 && args[0].equals("--check")) {
+            check();
+        } else {
+            QuickStart.main(args); // the README's Java quick start
+            readme();
+        }
+    }
+
+    /** Runs the quick start and the snippet with System.out captured, and fails unless it printed what it should. */
+    private static void check() throws Exception {
+        PrintStream out = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            QuickStart.main(new String[0]);
+            readme();
+        } finally {
+            System.setOut(out);
+        }
+        List<String> lines = captured.toString(StandardCharsets.UTF_8).lines().toList();
+        if (lines.size() != 4 || !lines.get(0).equals("75025") || !lines.get(1).equals("42")
+            || !lines.get(2).equals("499999500000") || !lines.get(3).startsWith("on sort-worker-")) {
+            throw new AssertionError("README Java snippets printed " + lines
+                + ", expected [75025, 42, 499999500000, on sort-worker-<n>]");
+        }
+    }
+
+    static void readme() throws Exception {
         // README: java
         try (StealingDispatcher pool = new StealingDispatcher(4, "sort")) {
             ForkedTask<Long> sum = pool.fork(() -> sum(pool, 0, 1_000_000)); // from outside: the global queue
