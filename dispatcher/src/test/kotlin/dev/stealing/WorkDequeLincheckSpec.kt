@@ -16,7 +16,7 @@ import org.jetbrains.lincheck.datastructures.StressOptions
  */
 @Param(name = "id", gen = IntGen::class, conf = "0:3")
 class WorkDequeLincheckModel {
-    private val deque = WorkDeque(initialCapacity = 2)
+    private val deque = WorkDeque(initialCapacity = 2, checksOwner = false) // the owner group confines the owner ops
     private val tasks = Array(4) { IdTask(it) }
 
     @Operation(nonParallelGroup = "owner")
@@ -65,7 +65,7 @@ class WorkDequeLincheckSpec : FunSpec({
             .threads(3)
             .actorsPerThread(4)
             .actorsBefore(3)
-            .iterations(25 * stressMultiplier)
+            .iterations(40 * stressMultiplier)
             .invocationsPerIteration(2_000)
             .sequentialSpecification(SequentialDeque::class.java)
             .check(WorkDequeLincheckModel::class)
@@ -76,7 +76,7 @@ class WorkDequeLincheckSpec : FunSpec({
             .threads(3)
             .actorsPerThread(5)
             .actorsBefore(3)
-            .iterations(15 * stressMultiplier)
+            .iterations(30 * stressMultiplier)
             .invocationsPerIteration(2_000)
             .sequentialSpecification(SequentialDeque::class.java)
             .check(WorkDequeLincheckModel::class)
