@@ -185,7 +185,8 @@ internal class WorkStealingPool(
         }
     }
 
-    fun reject(): Boolean {
+    /** Counts a refused task in [rejected]; false, for the callers' `return`. */
+    private fun reject(): Boolean {
         rejected.increment()
         return false
     }
