@@ -26,7 +26,8 @@ package dev.stealing
  *    [idleNode] (park state, block state, searching flag); a core worker with pending timers
  *    parks no longer than until its earliest deadline.
  *
- * Workers with an index below `parallelism` are *core* workers and park without a time limit.
+ * Workers with an index below `parallelism` are *core* workers and park without a time limit
+ * (or until their earliest timer).
  * The others are *extra* threads started to compensate for blocked workers: while more than
  * `parallelism` workers are active they go idle between tasks ([IdleControl.tryPushSurplus]),
  * and once idle for [StealingOptions.keepAlive] they retire.
@@ -296,11 +297,15 @@ internal class Worker(
      */
     private fun takeOthersDueTimers(): Runnable? {
         var now = 0L
+        var clockRead = false
         for (i in 0 until pool.parallelism) {
             val victim = pool.workers.getOrNull(i) ?: continue
             val heap = victim.timers ?: continue
             if (victim === this || heap.earliest == null) continue
-            if (now == 0L) now = System.nanoTime()
+            if (!clockRead) {
+                now = System.nanoTime()
+                clockRead = true
+            }
             if (!heap.isDue(now)) continue
             val n = heap.tryPollDue(now, dueTimers, TIMER_BATCH)
             if (n > 0) {
