@@ -146,8 +146,8 @@ class TimerHeapLincheckSpec : FunSpec({
             .threads(3)
             .actorsPerThread(3)
             .actorsBefore(2)
-            .iterations(8 * stressMultiplier)
-            .invocationsPerIteration(500)
+            .iterations(4 * stressMultiplier) // the lock's internals make each scenario costly to explore
+            .invocationsPerIteration(300)
             .sequentialSpecification(SequentialTimerHeap::class.java)
             .check(TimerHeapLincheckModel::class)
     }
@@ -157,7 +157,7 @@ class TimerHeapLincheckSpec : FunSpec({
             .threads(3)
             .actorsPerThread(4)
             .actorsBefore(2)
-            .iterations(10 * stressMultiplier)
+            .iterations(5 * stressMultiplier)
             .invocationsPerIteration(2_000)
             .sequentialSpecification(SequentialTimerHeap::class.java)
             .check(TimerHeapLincheckModel::class)
