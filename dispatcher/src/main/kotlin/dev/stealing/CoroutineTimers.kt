@@ -86,7 +86,9 @@ internal class DelayResume(
     override fun run() {
         if (!claimFire()) return
         val d = dispatcher
-        if (d != null && (keyedSlot < 0 || pool.currentWorker()?.index == keyedSlot)) {
+        // A keyed coroutine resumes here only on its key's worker and not nested in another
+        // task (a join that helps may run this timer inside a keyed task of the same key).
+        if (d != null && (keyedSlot < 0 || pool.currentWorker()?.let { it.index == keyedSlot && it.inlineDepth == 0 } == true)) {
             // Undispatched only if the continuation's dispatcher is d itself; otherwise kotlinx
             // dispatches it (a limitedParallelism view of d, for instance).
             with(continuation) { d.resumeUndispatched(Unit) }
@@ -133,9 +135,10 @@ internal object FallbackTimer {
     /** Runs [action] after [nanos], on kotlinx's timer thread; disposing the handle cancels it. */
     @OptIn(DelicateCoroutinesApi::class)
     fun after(nanos: Long, action: () -> Unit): DisposableHandle {
+        val millis = (nanos.coerceIn(0L, MAX_DELAY_NANOS) + 999_999L) / 1_000_000L
         // Dispatchers.Unconfined has no Delay of its own, so this delay uses kotlinx's default one.
         val job = GlobalScope.launch(Dispatchers.Unconfined, CoroutineStart.UNDISPATCHED) {
-            delay((nanos + 999_999L) / 1_000_000L)
+            delay(millis)
             action()
         }
         return DisposableHandle { job.cancel() }

@@ -41,7 +41,15 @@ internal class DelayedTask<V>(
         if (!body.runOnePeriod()) return // it threw or was cancelled: no more runs
         val next = if (period > 0) deadline + period else deadlineAfterNanos(-period)
         deadline = if (next - System.nanoTime() > MAX_DELAY_NANOS) deadlineAfterNanos(MAX_DELAY_NANOS) else next
-        if (pool.isShutdown() || !pool.addTimer(this)) cancel(false)
+        if (!pool.addTimer(this)) { // refused: the pool is shut down
+            cancel(false)
+            return
+        }
+        // A cancel() or a shutdown() that came between the run and the add found this task in
+        // no heap. Dekker pairs: the add writes `heap` (volatile) before this reads the future's
+        // state, cancel() writes that state before it reads `heap`; shutdown() writes the run
+        // state before it locks this heap to stop periodic tasks, and the add locks it too.
+        if (body.isCancelled) pool.removeTimer(this) else if (pool.isShutdown()) cancel(false)
     }
 
     override fun cancel(mayInterruptIfRunning: Boolean): Boolean {

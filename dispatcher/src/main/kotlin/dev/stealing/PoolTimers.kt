@@ -8,6 +8,7 @@ import java.lang.invoke.VarHandle
 import java.util.concurrent.CancellationException
 import java.util.concurrent.locks.LockSupport
 import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.resume
 
 /**
  * Where a timer goes, and the pool's side of timers (the workers' side is in `Worker.kt`: they
@@ -30,8 +31,10 @@ import kotlin.coroutines.CoroutineContext
 internal fun WorkStealingPool.addTimer(timer: Timer, keyedSlot: Int = -1): Boolean {
     val w = currentWorker()
     if (w != null) {
-        // A worker's own timers are taken until the pool stops, like its local forks.
-        if (isStopping()) return false
+        // Refused after shutdown, from a worker too (unlike its local forks): timers accepted
+        // then would keep a shut-down pool alive forever (a coroutine looping on delay), and
+        // kotlinx's executor dispatchers and ScheduledThreadPoolExecutor refuse them too.
+        if (isShutdown()) return false
         val target = when {
             keyedSlot >= 0 -> workers.getOrNull(keyedSlot)
             !w.isExtra -> w
@@ -54,16 +57,21 @@ internal fun WorkStealingPool.addTimer(timer: Timer, keyedSlot: Int = -1): Boole
     }
 }
 
-/** Inserts [timer] into [target]'s heap, unparking [target] if it must recompute its timeout. */
-private fun insertTimer(target: Worker, timer: Timer, caller: Worker?): Boolean {
+/**
+ * Inserts [timer] into [target]'s heap. If [target] is another worker and this timer is now its
+ * earliest: an idle [target] is unparked to recompute its park timeout; a busy one may not look
+ * at its heap in time, so the starvation monitor is told ([StarvationMonitor.onTimerAdded]).
+ */
+private fun WorkStealingPool.insertTimer(target: Worker, timer: Timer, caller: Worker?): Boolean {
     val added = target.timers!!.add(timer)
     if (added == TimerHeap.CLOSED) return false
     if (added == TimerHeap.ADDED_EARLIEST && target !== caller) {
         // Pairs with the fence after the IDLE write in IdleControl.goIdle(): either this read
         // sees the worker idle (and the unpark makes it recompute its timeout), or the worker's
-        // read of its earliest timer, after that fence, sees this one.
+        // read of its earliest timer, after that fence, sees this one. The same fence pairs
+        // with the monitor's `sleeping` write and fence before its look at the heaps.
         VarHandle.fullFence()
-        if (target.idleNode.parkState() == ParkState.IDLE) LockSupport.unpark(target)
+        if (target.idleNode.parkState() == ParkState.IDLE) LockSupport.unpark(target) else monitor?.onTimerAdded(target)
     }
     return true
 }
@@ -78,8 +86,13 @@ private fun WorkStealingPool.roundRobinCoreWorker(): Worker? {
 
 /** A timer was cancelled by its owner: out of its heap now; a shut-down pool may now be quiescent. */
 internal fun WorkStealingPool.timerCancelled(timer: Timer) {
-    timer.heap?.remove(timer)
     timersCancelled.increment()
+    removeTimer(timer)
+}
+
+/** Takes [timer] out of its heap if it is in one; a shut-down pool may now be quiescent. */
+internal fun WorkStealingPool.removeTimer(timer: Timer) {
+    timer.heap?.remove(timer)
     if (isShutdown()) tryQuiesce()
 }
 
@@ -100,7 +113,7 @@ internal fun WorkStealingPool.scheduleResume(
     rejected.increment()
     continuation.context.cancel(CancellationException("The delay was rejected: $name is shut down"))
     if (continuation.isActive) {
-        FallbackTimer.after(timeMillis * 1_000_000L) { if (continuation.isActive) continuation.resumeWith(Result.success(Unit)) }
+        FallbackTimer.after(timer.deadline - System.nanoTime()) { if (continuation.isActive) continuation.resume(Unit) }
     }
 }
 
@@ -110,7 +123,7 @@ internal fun WorkStealingPool.scheduleTimeout(timeMillis: Long, block: Runnable,
     if (addTimer(timer)) return timer
     rejected.increment()
     context.cancel(CancellationException("The timeout was rejected: $name is shut down"))
-    return FallbackTimer.after(timeMillis * 1_000_000L) { block.run() }
+    return FallbackTimer.after(timer.deadline - System.nanoTime()) { block.run() }
 }
 
 /** Whether some core worker's timer is due now (part of the re-scan, [WorkStealingPool.hasVisibleWork]). */

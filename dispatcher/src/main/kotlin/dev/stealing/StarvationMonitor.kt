@@ -57,6 +57,17 @@ internal class StarvationMonitor(
         if (sleeping) LockSupport.unpark(this)
     }
 
+    /**
+     * A timer became the earliest of [target], a worker that is not idle: if the monitor sleeps
+     * (it saw no active worker and no timer held by a worker in a task), or [target] is blocked
+     * (the monitor waits for blocked workers' deadlines), wake it to look again. Called after
+     * the adder's fence; pairs with the `sleeping` write and fence in [run].
+     */
+    fun onTimerAdded(target: Worker) {
+        val b = target.idleNode.blockState
+        if (sleeping || b == BlockState.MARKED || b == BlockState.PRESUMED) LockSupport.unpark(this)
+    }
+
     /** The pool is terminating: stop waiting. */
     fun wakeToExit() {
         LockSupport.unpark(this)
@@ -75,7 +86,9 @@ internal class StarvationMonitor(
             if (!look()) {
                 sleeping = true // volatile write, then a volatile read of ctl: pairs with onPoolActive()
                 VarHandle.fullFence()
-                if (pool.idle.noneActive() && !pool.hasVisibleWork() && !pool.isStopping()) LockSupport.park(this)
+                if (pool.idle.noneActive() && !pool.hasVisibleWork() && !timersHeldInTasks() && !pool.isStopping()) {
+                    LockSupport.park(this)
+                }
                 sleeping = false
                 interrupted()
             }
@@ -96,12 +109,14 @@ internal class StarvationMonitor(
         pool.workers.forEach { w ->
             val executed = w.executed // racy read of the owner's counter: only compared for change
             val heap = w.timers
+            val topLevel = w.topLevelTasks // racy, compared for change: nested runs do not count
             if (w.inTask && heap != null && heap.earliest != null) {
                 timersHeld = true
                 val b = w.idleNode.blockState
                 val blocked = b == BlockState.MARKED || b == BlockState.PRESUMED
-                if (heap.isDue(now) && (blocked || executed == w.monitorLastExecuted)) timersOverdue = true
+                if (heap.isDue(now) && (blocked || topLevel == w.monitorLastTopLevel)) timersOverdue = true
             }
+            w.monitorLastTopLevel = topLevel
             if (!w.inTask || executed != w.monitorLastExecuted) {
                 w.monitorLastExecuted = executed
                 w.monitorStalledTicks = 0
@@ -119,6 +134,12 @@ internal class StarvationMonitor(
         }
         if (timersOverdue) pool.idle.signalWork() // a woken searcher takes them (Worker.takeOthersDueTimers)
         return workWaiting || timersHeld || !pool.idle.noneActive()
+    }
+
+    /** Whether a worker inside a task (which cannot fire timers meanwhile) holds a timer. */
+    private fun timersHeldInTasks(): Boolean {
+        pool.workers.forEach { w -> if (w.inTask && w.timers?.earliest != null) return true }
+        return false
     }
 
     /** Nanoseconds until the earliest timer of a blocked worker is due (Long.MAX_VALUE if none). */

@@ -86,6 +86,15 @@ internal class Worker(
     @JvmField var monitorLastExecuted = -1L
     @JvmField var monitorStalledTicks = 0
 
+    /**
+     * Top-level tasks started (not counting nested ones, which [executed] counts): owner
+     * writes, the monitor reads racily to see a worker still inside the same task.
+     */
+    @JvmField var topLevelTasks = 0L
+
+    /** Starvation monitor only: [topLevelTasks] at its last look. */
+    @JvmField var monitorLastTopLevel = -1L
+
     /** Owner only: nesting depth of tasks run inline or while helping a join. */
     @JvmField var inlineDepth = 0
 
@@ -137,6 +146,7 @@ internal class Worker(
             while (true) {
                 val task = findTask() ?: break
                 pool.idle.endSearch(idleNode)
+                topLevelTasks++
                 inTask = true
                 clearStrayInterrupt()
                 runTask(task)

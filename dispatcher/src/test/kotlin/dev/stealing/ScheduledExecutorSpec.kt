@@ -223,4 +223,69 @@ class ScheduledExecutorSpec : FunSpec({
             d.stats().timersFromOutside shouldBeGreaterThanOrEqual 1L
         }
     }
+
+    /** The private lock of worker 0's timer heap, held by a test to freeze a re-add in place. */
+    fun heapLock(d: StealingDispatcher): java.util.concurrent.locks.ReentrantLock {
+        val heap = d.pool.workers.getOrNull(0)!!.timers!!
+        val f = TimerHeap::class.java.getDeclaredField("lock")
+        f.isAccessible = true
+        return f.get(heap) as java.util.concurrent.locks.ReentrantLock
+    }
+
+    test("review: a periodic task cancelled between its run and its re-add does not stay in the heap") {
+        StealingDispatcher(1, "review-r4").use { d ->
+            val ran = CountDownLatch(1)
+            val go = CountDownLatch(1)
+            val f = d.executor.scheduleAtFixedRate({ ran.countDown(); go.await() }, 20, 3_600_000, TimeUnit.MILLISECONDS)
+            ran.await(10, TimeUnit.SECONDS).shouldBeTrue()
+            val lock = heapLock(d)
+            lock.lock()
+            try {
+                go.countDown()
+                eventually(5_000) { lock.hasQueuedThreads() }.shouldBeTrue() // the worker waits in add()
+                f.cancel(false).shouldBeTrue()
+            } finally {
+                lock.unlock()
+            }
+            eventually(5_000) { d.stats().pendingTimers.sum() == 0 }.shouldBeTrue()
+        }
+    }
+
+    test("review: shutdown between a periodic task's run and its re-add: the pool still terminates") {
+        val d = StealingDispatcher(1, "review-r5")
+        val ran = CountDownLatch(1)
+        val go = CountDownLatch(1)
+        d.executor.scheduleAtFixedRate({ ran.countDown(); go.await() }, 20, 3_600_000, TimeUnit.MILLISECONDS)
+        ran.await(10, TimeUnit.SECONDS).shouldBeTrue()
+        val lock = heapLock(d)
+        lock.lock()
+        try {
+            go.countDown()
+            eventually(5_000) { lock.hasQueuedThreads() }.shouldBeTrue()
+            d.executor.shutdown() // stops the periodic tasks it finds: this one is in no heap yet
+        } finally {
+            lock.unlock()
+        }
+        val terminated = d.executor.awaitTermination(10, TimeUnit.SECONDS)
+        d.executor.shutdownNow()
+        terminated.shouldBeTrue()
+    }
+
+    test("after shutdown a task of the pool cannot schedule either (as ScheduledThreadPoolExecutor)") {
+        val d = StealingDispatcher(1, "sched-after-shutdown")
+        val go = CountDownLatch(1)
+        val outcome = d.executor.submit(Callable {
+            go.await()
+            try {
+                d.executor.schedule(Runnable { }, 1, TimeUnit.MILLISECONDS)
+                "accepted"
+            } catch (e: RejectedExecutionException) {
+                "rejected"
+            }
+        })
+        d.executor.shutdown()
+        go.countDown()
+        outcome.get(10, TimeUnit.SECONDS) shouldBe "rejected"
+        d.executor.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
+    }
 })

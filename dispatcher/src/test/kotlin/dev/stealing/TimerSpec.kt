@@ -325,6 +325,52 @@ class TimerSpec : FunSpec({
         }
     }
 
+    test("review: a timer placed from outside on a blocked worker fires while the monitor sleeps") {
+        val d = StealingDispatcher(2, "review-r1")
+        val ex = d.executor
+        ex.schedule(Runnable { }, 1, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS) // starts the core workers
+        val entered = CountDownLatch(1)
+        val release = CountDownLatch(1)
+        val blocker = kotlinx.coroutines.CoroutineScope(d).launch { blocking { entered.countDown(); release.await() } }
+        entered.await(10, TimeUnit.SECONDS).shouldBeTrue()
+        val late = ArrayList<Int>()
+        try {
+            for (attempt in 0 until 2) { // round-robin placement: one of the two lands on the blocked worker
+                Thread.sleep(400) // a few monitor intervals with no active worker: the monitor parks for good
+                val f = ex.schedule(Runnable { }, 20, TimeUnit.MILLISECONDS)
+                try {
+                    f.get(5, TimeUnit.SECONDS)
+                } catch (e: java.util.concurrent.TimeoutException) {
+                    late += attempt
+                }
+            }
+        } finally {
+            release.countDown()
+            runBlocking { blocker.join() }
+            d.close()
+        }
+        late shouldBe emptyList()
+    }
+
+    test("review: shutdown ends a coroutine that loops on delay (new timers are refused), as kotlinx's executors do") {
+        val d = StealingDispatcher(2, "review-r2")
+        val looping = CountDownLatch(3)
+        val job = kotlinx.coroutines.CoroutineScope(d).launch { while (true) { delay(5); looping.countDown() } }
+        looping.await(10, TimeUnit.SECONDS).shouldBeTrue()
+        d.executor.shutdown()
+        d.executor.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
+        runWithin(10_000) { runBlocking { job.join() } }
+        job.isCancelled.shouldBeTrue()
+    }
+
+    test("review: a refused huge delay of a coroutine without a job does not overflow into 'now'") {
+        val d = StealingDispatcher(1, "review-r3")
+        d.close()
+        val returned = java.util.concurrent.atomic.AtomicBoolean()
+        suspend { delay(Long.MAX_VALUE - 1); returned.set(true) }.startCoroutine(Continuation(d) { })
+        eventually(500) { returned.get() } shouldBe false
+    }
+
     test("the JVM never starts kotlinx's DefaultExecutor thread when every delay is on the pool") {
         val java = ProcessHandle.current().info().command().orElse("java")
         val p = ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), DelaysOnlyMain::class.java.name)
