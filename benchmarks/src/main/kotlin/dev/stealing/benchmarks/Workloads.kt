@@ -437,7 +437,12 @@ object WithTimeoutCalls {
     /** BusyWork steps inside each call (about 0.1 us on the reference machine). */
     const val STEP = 50
 
-    fun run(ex: ExecutorUnderTest, calls: Int, coroutines: Int): Long {
+    /**
+     * With [timeout] false, the control: `coroutineScope { same step }` instead of `withTimeout`,
+     * a scope coroutine of the same kind but no timer, so the difference between the two is what
+     * the timer (and `withTimeout`'s own handler) costs on that executor.
+     */
+    fun run(ex: ExecutorUnderTest, calls: Int, coroutines: Int, timeout: Boolean = true): Long {
         require(coroutines in 1..calls) { "coroutines must be in 1..$calls, was $coroutines" }
         val done = java.util.concurrent.atomic.AtomicLong()
         runBlocking {
@@ -447,7 +452,11 @@ object WithTimeoutCalls {
                     val mine = calls / coroutines + if (c < calls % coroutines) 1 else 0
                     launch {
                         var x = c + 1L
-                        for (i in 0 until mine) x = withTimeout(TIMEOUT_MILLIS) { BusyWork.spin(STEP, x) }
+                        if (timeout) {
+                            for (i in 0 until mine) x = withTimeout(TIMEOUT_MILLIS) { BusyWork.spin(STEP, x) }
+                        } else {
+                            for (i in 0 until mine) x = coroutineScope { BusyWork.spin(STEP, x) }
+                        }
                         if (x == 0L) throw WrongResult("withTimeout: the busy step returned 0")
                         done.addAndGet(mine.toLong())
                     }

@@ -19,6 +19,8 @@ import java.util.concurrent.TimeUnit
  * invocation, shared by one coroutine per pool thread; the score is wall time per call (operations
  * = calls). With `-prof gc`, `gc.alloc.rate.norm` is bytes per call, all threads included (the
  * `withTimeout` coroutine and lambda, the same on every executor, plus the executor's timer).
+ * `variant=control` runs `coroutineScope` around the same step instead (no timer): the
+ * difference is the timer's cost on that executor.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -30,9 +32,17 @@ open class WithTimeoutBenchmark : OnExecutor() {
     @Param("stealing", "default", "fjp")
     override lateinit var executor: String
 
+    /** `timeout`: `withTimeout`; `control`: `coroutineScope` around the same step, no timer. */
+    @Param("timeout", "control")
+    var variant: String = "timeout"
+
+    override fun afterOpen() {
+        require(variant == "timeout" || variant == "control") { "variant must be timeout or control, was '$variant'" }
+    }
+
     @Benchmark
     @OperationsPerInvocation(CALLS)
-    fun withTimeoutCall(): Long = WithTimeoutCalls.run(subject, CALLS, subject.parallelism)
+    fun withTimeoutCall(): Long = WithTimeoutCalls.run(subject, CALLS, subject.parallelism, timeout = variant == "timeout")
 
     companion object {
         const val CALLS = 100_000

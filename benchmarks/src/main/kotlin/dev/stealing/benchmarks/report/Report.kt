@@ -321,6 +321,16 @@ class Report(private val options: Options) {
             note = "timer-timeout: ${options.parallelism} coroutines share the 1M calls; Default's timers are kotlinx's `DefaultExecutor` thread, $fjpTimers.",
         ),
         Workload(
+            "timer-timeout-control",
+            listOf(Metric("timer-timeout-control", "control: coroutineScope { same step }, no timer, 1M calls (per call)", "ns", "scope (control)")),
+            timerCoroutineExecutors,
+            { ex ->
+                val t = timed { WithTimeoutCalls.run(ex, timeoutCalls, options.parallelism, timeout = false) }
+                mapOf("timer-timeout-control" to t * 1e6 / timeoutCalls)
+            },
+            note = "timer-timeout-control: the same loop with `coroutineScope` instead of `withTimeout` (no timer): timer-timeout minus this is about what the timer costs per call on each executor.",
+        ),
+        Workload(
             "timer-delay",
             listOf(
                 Metric("timer-delay-wall", "100k coroutines x 10 delay(1-10 ms): wall time", "ms", "delay wall"),
