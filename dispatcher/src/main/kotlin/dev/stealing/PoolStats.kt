@@ -39,7 +39,7 @@ internal fun WorkStealingPool.stats(): StealingStats {
         affinityPops = t.keyedPops, affinityQueueDepths = keyedDepths,
         fairQueues = fair.queues().map { it.stats() },
         pendingTimers = timerDepths, timersFromOutside = timersFromOutside.sum(), timersFired = t.timersFired,
-        timersStolen = t.timersStolen, timersCancelled = timersCancelled.sum(),
+        timersStolen = t.timersStolen, timersCancelled = t.timersCancelled + timersCancelled.sum(),
         pinning = pinningSummary(),
         state = when (state) {
             RunState.RUNNING -> StealingStats.State.RUNNING
@@ -97,7 +97,7 @@ internal class WorkerTotals {
     var executed = 0L; var localPops = 0L; var globalPops = 0L; var stealAttempts = 0L
     var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
     var blockedJoins = 0L; var failed = 0L; var cancelledSkipped = 0L; var keyedPops = 0L
-    var timersFired = 0L; var timersStolen = 0L
+    var timersFired = 0L; var timersStolen = 0L; var timersCancelled = 0L
 
     /** Adds [w]'s counters (racy reads of the owner's plain fields). */
     fun add(w: Worker) {
@@ -105,7 +105,7 @@ internal class WorkerTotals {
         stealAttempts += w.stealAttempts; steals += w.steals; parks += w.parks; wakeups += w.wakeups
         inlined += w.inlined; helped += w.helped; blockedJoins += w.blockedJoins; failed += w.failed
         cancelledSkipped += w.cancelledSkipped; keyedPops += w.keyedPops
-        timersFired += w.timersFired; timersStolen += w.timersStolen
+        timersFired += w.timersFired; timersStolen += w.timersStolen; timersCancelled += w.timersCancelled
     }
 
     fun addAll(o: WorkerTotals) {
@@ -113,6 +113,6 @@ internal class WorkerTotals {
         stealAttempts += o.stealAttempts; steals += o.steals; parks += o.parks; wakeups += o.wakeups
         inlined += o.inlined; helped += o.helped; blockedJoins += o.blockedJoins; failed += o.failed
         cancelledSkipped += o.cancelledSkipped; keyedPops += o.keyedPops
-        timersFired += o.timersFired; timersStolen += o.timersStolen
+        timersFired += o.timersFired; timersStolen += o.timersStolen; timersCancelled += o.timersCancelled
     }
 }

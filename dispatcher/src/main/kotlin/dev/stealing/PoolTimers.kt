@@ -84,16 +84,22 @@ private fun WorkStealingPool.roundRobinCoreWorker(): Worker? {
     return workers.getOrNull(slot)
 }
 
-/** A timer was cancelled by its owner: out of its heap now; a shut-down pool may now be quiescent. */
+/**
+ * A timer was cancelled by its owner: out of its heap now, counted if it was still there (not
+ * yet due); a shut-down pool may now be quiescent.
+ */
 internal fun WorkStealingPool.timerCancelled(timer: Timer) {
-    timersCancelled.increment()
-    removeTimer(timer)
+    if (!removeTimer(timer)) return
+    // The common case, a withTimeout that ended on a worker, counts on that worker's own field.
+    val w = currentWorker()
+    if (w != null) w.timersCancelled++ else timersCancelled.increment()
 }
 
-/** Takes [timer] out of its heap if it is in one; a shut-down pool may now be quiescent. */
-internal fun WorkStealingPool.removeTimer(timer: Timer) {
-    timer.heap?.remove(timer)
+/** Takes [timer] out of its heap if it is in one (true then); a shut-down pool may now be quiescent. */
+internal fun WorkStealingPool.removeTimer(timer: Timer): Boolean {
+    val removed = timer.heap?.remove(timer) == true
     if (isShutdown()) tryQuiesce()
+    return removed
 }
 
 /** `delay` on a dispatcher of this pool ([dispatcher] may resume it undispatched; see [DelayResume]). */
@@ -151,6 +157,9 @@ internal fun WorkStealingPool.hasPendingTimers(): Boolean {
 /** Shutdown: periodic tasks run no more (as `ScheduledThreadPoolExecutor`'s default policy). */
 internal fun WorkStealingPool.stopPeriodicTimers() {
     for (i in 0 until parallelism) {
-        workers.getOrNull(i)?.timers?.removeIf({ it.stopsAtShutdown }) { (it as DelayedTask<*>).cancel(false) }
+        workers.getOrNull(i)?.timers?.removeIf({ it.stopsAtShutdown }) {
+            timersCancelled.increment()
+            (it as DelayedTask<*>).cancel(false)
+        }
     }
 }

@@ -86,15 +86,20 @@ internal class ThreadRetirementEvent : Event() {
     @Label("Worker") @JvmField var worker: Int = 0
 }
 
-/** A timer was taken to fire 20 ms or more after its deadline (its worker was busy or blocked). */
+/**
+ * Timers were taken to fire 20 ms or more after their deadline (their worker was busy or
+ * blocked). At most one event per worker per 20 ms; it counts the late batches it stands for.
+ */
 @Name("dev.stealing.LateTimer")
 @Label("Late Timer")
 @Category("Stealing Dispatcher")
-@Description("A timer (delay, withTimeout, delayed task) was taken to fire 20 ms or more after its deadline")
+@Description("A batch of timers (delay, withTimeout, delayed task) was taken to fire 20 ms or more after the earliest one's deadline; at most one event per worker per 20 ms")
 @StackTrace(false)
 internal class LateTimerEvent : Event() {
     @Label("Pool") @JvmField var pool: String? = null
     @Label("Worker") @JvmField var worker: Int = 0
-    @Label("Timer") @JvmField var timerClass: String? = null
-    @Label("Lateness") @jdk.jfr.Timespan(jdk.jfr.Timespan.NANOSECONDS) @JvmField var lateness: Long = 0
+    @Label("Timer") @Description("Kind of the earliest timer of the batch") @JvmField var timerClass: String? = null
+    @Label("Lateness") @Description("Of the earliest timer of the batch") @jdk.jfr.Timespan(jdk.jfr.Timespan.NANOSECONDS) @JvmField var lateness: Long = 0
+    @Label("Timers") @Description("Timers in the batch") @JvmField var timers: Int = 0
+    @Label("Late Batches Skipped") @Description("Late batches of this worker since its previous event, not reported") @JvmField var lateBatchesSkipped: Int = 0
 }

@@ -43,7 +43,7 @@ package dev.stealing
  * @property timersStolen of [timersFired], those taken from a busy or blocked worker's timers by
  *   another worker.
  * @property timersCancelled timers cancelled before they came due (a `withTimeout` that ended
- *   first, a cancelled `delay` or delayed task), each removed at once.
+ *   first, a cancelled `delay` or delayed task), each removed from its worker's timers at once.
  * @property state where the pool is in its life cycle.
  */
 public class StealingStats internal constructor(

@@ -27,12 +27,6 @@ internal abstract class Timer(
     /** The heap holding it, or null once taken; written under that heap's lock, read without it to remove. */
     @Volatile @JvmField var heap: TimerHeap? = null
 
-    /** Whether this timer is due before [other] (deadline, then insertion order). */
-    fun before(other: Timer): Boolean {
-        val d = deadline - other.deadline
-        return d < 0 || (d == 0L && seq < other.seq)
-    }
-
     /**
      * The pool stopped and this timer will never fire on it: end it. Returns true if it should
      * be handed back to the caller of `shutdownNow()` (a Java task), false if it was ended here.

@@ -26,6 +26,13 @@ import java.util.concurrent.locks.ReentrantLock
 internal class TimerHeap {
     private val lock = ReentrantLock()
     private var queue = arrayOfNulls<Timer>(INITIAL_CAPACITY) // guarded by lock
+
+    /**
+     * `queue[i].deadline` for every i < count, guarded by lock: sifting compares deadlines in
+     * this array and loads a timer object only to break a tie, so a deep heap costs one cache
+     * line per level instead of one timer object per comparison.
+     */
+    private var deadlines = LongArray(INITIAL_CAPACITY)
     private var count = 0 // guarded by lock
     private var nextSeq = 0L // guarded by lock
     private var closed = false // guarded by lock
@@ -63,7 +70,7 @@ internal class TimerHeap {
         try {
             if (closed) return CLOSED
             timer.seq = nextSeq++
-            if (count == queue.size) queue = queue.copyOf(count * 2)
+            if (count == queue.size) resize(count * 2)
             timer.heap = this
             siftUp(count++, timer)
             size = count
@@ -154,6 +161,7 @@ internal class TimerHeap {
             if (taken.isEmpty()) return
             queue.fill(null, kept, count)
             count = kept
+            for (i in 0 until count) deadlines[i] = queue[i]!!.deadline
             for (i in (count ushr 1) - 1 downTo 0) siftDown(i, queue[i]!!) // re-heapify
             for (i in 0 until count) queue[i]!!.heapIndex = i
             size = count
@@ -167,8 +175,8 @@ internal class TimerHeap {
     private fun takeDue(now: Long, into: Array<Timer?>, max: Int): Int {
         var n = 0
         while (n < max && count > 0) {
+            if (deadlines[0] - now > 0) break
             val head = queue[0]!!
-            if (head.deadline - now > 0) break
             removeAt(0)
             into[n++] = head
         }
@@ -188,43 +196,59 @@ internal class TimerHeap {
             if (queue[i] === moved) siftUp(i, moved)
         }
         // Give memory back after a burst: at a quarter full, halve (never below the initial size).
-        if (queue.size > INITIAL_CAPACITY && count < queue.size / 4) queue = queue.copyOf(queue.size / 2)
+        if (queue.size > INITIAL_CAPACITY && count < queue.size / 4) resize(queue.size / 2)
         size = count
         earliest = if (count == 0) null else queue[0]
     }
 
-    private fun siftUp(start: Int, t: Timer) {
-        var i = start
-        while (i > 0) {
-            val parent = (i - 1) ushr 1
-            val p = queue[parent]!!
-            if (!t.before(p)) break
-            queue[i] = p
-            p.heapIndex = i
-            i = parent
-        }
+    private fun resize(capacity: Int) {
+        queue = queue.copyOf(capacity)
+        deadlines = deadlines.copyOf(capacity)
+    }
+
+    /** Whether [t], due at [d], comes before the timer at index [j]. */
+    private fun before(d: Long, t: Timer, j: Int): Boolean {
+        val diff = d - deadlines[j]
+        return diff < 0 || (diff == 0L && t.seq < queue[j]!!.seq)
+    }
+
+    /** Whether the timer at index [a] comes before the one at index [b]. */
+    private fun beforeAt(a: Int, b: Int): Boolean {
+        val diff = deadlines[a] - deadlines[b]
+        return diff < 0 || (diff == 0L && queue[a]!!.seq < queue[b]!!.seq)
+    }
+
+    private fun place(i: Int, t: Timer, d: Long) {
         queue[i] = t
+        deadlines[i] = d
         t.heapIndex = i
     }
 
+    private fun siftUp(start: Int, t: Timer) {
+        val d = t.deadline
+        var i = start
+        while (i > 0) {
+            val parent = (i - 1) ushr 1
+            if (!before(d, t, parent)) break
+            place(i, queue[parent]!!, deadlines[parent])
+            i = parent
+        }
+        place(i, t, d)
+    }
+
     private fun siftDown(start: Int, t: Timer) {
+        val d = t.deadline
         var i = start
         val half = count ushr 1
         while (i < half) {
             var child = 2 * i + 1
-            var c = queue[child]!!
             val right = child + 1
-            if (right < count && queue[right]!!.before(c)) {
-                child = right
-                c = queue[child]!!
-            }
-            if (!c.before(t)) break
-            queue[i] = c
-            c.heapIndex = i
+            if (right < count && beforeAt(right, child)) child = right
+            if (before(d, t, child)) break
+            place(i, queue[child]!!, deadlines[child])
             i = child
         }
-        queue[i] = t
-        t.heapIndex = i
+        place(i, t, d)
     }
 
     companion object {

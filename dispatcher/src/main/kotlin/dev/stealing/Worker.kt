@@ -117,6 +117,7 @@ internal class Worker(
     @JvmField var keyedPops = 0L
     @JvmField var timersFired = 0L
     @JvmField var timersStolen = 0L
+    @JvmField var timersCancelled = 0L
 
     init {
         isDaemon = pool.options.daemon
@@ -333,11 +334,12 @@ internal class Worker(
     private fun runDueTimers(n: Int, now: Long): Runnable? {
         if (n == 0) return null
         timersFired += n
+        // The batch is in deadline order: the first is the latest.
+        val late = now - dueTimers[0]!!.deadline
+        if (late >= LATE_TIMER_NANOS) reportLateTimers(dueTimers[0]!!, late, n, now)
         for (k in n - 1 downTo 0) {
             val t = dueTimers[k]!!
             dueTimers[k] = null
-            val late = now - t.deadline
-            if (late >= LATE_TIMER_NANOS) reportLateTimer(t, late)
             if (k > 0) deque.push(t)
             else {
                 if (n > 1) pool.signalAfterPublish()
@@ -347,15 +349,31 @@ internal class Worker(
         return null
     }
 
-    private fun reportLateTimer(t: Timer, lateNanos: Long) {
+    /** Owner only: when this worker last emitted a [LateTimerEvent], and late batches since. */
+    private var lastLateEventAt = 0L
+    private var lateBatchesSkipped = 0
+
+    /**
+     * A batch of [n] due timers taken [lateNanos] after the earliest one's deadline: one event,
+     * at most one per [LATE_TIMER_NANOS] per worker (an overload would otherwise emit one per
+     * batch and flood the recording), counting the late batches it stands for.
+     */
+    private fun reportLateTimers(first: Timer, lateNanos: Long, n: Int, now: Long) {
         val event = LateTimerEvent()
-        if (event.isEnabled) {
-            event.pool = pool.name
-            event.worker = index
-            event.timerClass = t.javaClass.simpleName
-            event.lateness = lateNanos
-            event.commit()
+        if (!event.isEnabled) return
+        if (lastLateEventAt != 0L && now - lastLateEventAt < LATE_TIMER_NANOS) {
+            lateBatchesSkipped++
+            return
         }
+        lastLateEventAt = now
+        event.pool = pool.name
+        event.worker = index
+        event.timerClass = first.javaClass.simpleName
+        event.lateness = lateNanos
+        event.timers = n
+        event.lateBatchesSkipped = lateBatchesSkipped
+        lateBatchesSkipped = 0
+        event.commit()
     }
 
     /** Owner only: buffer for [pollGlobal]'s batches. */

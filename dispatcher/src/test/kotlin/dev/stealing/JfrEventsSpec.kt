@@ -9,6 +9,7 @@ import java.nio.file.Files
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.TimeUnit
+import kotlinx.coroutines.launch
 
 class JfrEventsSpec : FunSpec({
     test("a JFR recording contains the pool's steal, park, unpark and task-failure events") {
@@ -70,6 +71,31 @@ class JfrEventsSpec : FunSpec({
         val seen = RecordingFile.readAllEvents(file).map { it.eventType.name }.toSet()
         Files.deleteIfExists(file)
         seen shouldContainAll names
+    }
+
+    test("a timer fired late emits one LateTimer event for its batch, not one per timer") {
+        val file = Files.createTempFile("stealing-late", ".jfr")
+        Recording().use { recording ->
+            recording.enable("dev.stealing.LateTimer").withThreshold(java.time.Duration.ZERO)
+            recording.start()
+            StealingDispatcher(1, "jfr-late").use { d ->
+                kotlinx.coroutines.runBlocking(d) {
+                    // 20 timers on this worker, due in 1 ms, while it computes for 100 ms: the one
+                    // worker is busy, so they are taken late, all in one batch.
+                    val timers = List(20) { launch(start = kotlinx.coroutines.CoroutineStart.UNDISPATCHED) { kotlinx.coroutines.delay(1) } }
+                    spin(TimeUnit.MILLISECONDS.toNanos(100))
+                    timers.forEach { it.join() }
+                }
+            }
+            recording.stop()
+            recording.dump(file)
+        }
+        val late = RecordingFile.readAllEvents(file).filter { it.eventType.name == "dev.stealing.LateTimer" }
+        Files.deleteIfExists(file)
+        late.size shouldBe 1
+        late[0].getString("pool") shouldBe "jfr-late"
+        late[0].getInt("timers") shouldBe 20
+        (late[0].getLong("lateness") >= TimeUnit.MILLISECONDS.toNanos(20)) shouldBe true
     }
 
     test("the events carry the pool's name and show up under the category 'Stealing Dispatcher'") {

@@ -180,6 +180,9 @@ class ScheduledExecutorSpec : FunSpec({
         val ran = AtomicInteger()
         val futures = List(100) { ex.schedule(Runnable { ran.incrementAndGet() }, 1, TimeUnit.HOURS) }
         val periodic = ex.scheduleWithFixedDelay({ ran.incrementAndGet() }, 1, 1, TimeUnit.HOURS)
+        // Workers just started are still looking for work; one that sees the stop then exits
+        // and cancels the timers it holds itself (the ledger's "rejected"): wait until idle.
+        eventually(5_000) { d.stats().let { it.idleThreads == it.threads } }.shouldBeTrue()
         val handedBack = ex.shutdownNow()
         handedBack.size shouldBe 101
         handedBack.toSet() shouldBe (futures + periodic).toSet()

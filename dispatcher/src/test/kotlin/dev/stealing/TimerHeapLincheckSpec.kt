@@ -107,7 +107,7 @@ class TimerHeapLincheckSpec : FunSpec({
         }
         val random = java.util.Random(42)
         val heap = TimerHeap()
-        val reference = java.util.TreeSet<T>(Comparator { a, b -> if (a.before(b)) -1 else if (b.before(a)) 1 else 0 })
+        val reference = java.util.TreeSet<T>(compareBy<T>({ it.deadline }, { it.seq })) // no deadline wraps here
         val all = Array(256) { T(0) }
         val into = arrayOfNulls<Timer>(8)
         var now = 0L
