@@ -28,7 +28,8 @@ internal object RunState {
 /**
  * Ends a queued [task] that will never run because [why]: a [ForkedTask] is cancelled (so its
  * joiners end), a coroutine continuation has its job cancelled and completes on
- * `Dispatchers.IO` (as kotlinx's executor dispatchers do on rejection). Returns false, doing
+ * `Dispatchers.IO` (as kotlinx's executor dispatchers do on rejection), a `forkJoin` half is
+ * dropped (its caller, which is still running or has a continuation of its own, takes it back). Returns false, doing
  * nothing, for any other `Runnable`: the caller hands it back, reports it or drops it.
  */
 internal fun discard(task: Runnable, why: String): Boolean = when (task) {
@@ -40,6 +41,8 @@ internal fun discard(task: Runnable, why: String): Boolean = when (task) {
         rejectContinuation(task.context, task, why)
         true
     }
+    // Its caller takes it back (ForkJoin.kt): it is still unclaimed, or a dead entry.
+    is ForkHalf<*> -> true
     else -> false
 }
 

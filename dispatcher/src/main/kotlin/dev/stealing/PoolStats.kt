@@ -34,7 +34,7 @@ internal fun WorkStealingPool.stats(): StealingStats {
         blockedJoins = t.blockedJoins, parks = t.parks, unparks = t.wakeups,
         failed = t.failed + externalFailed.sum(), cancelled = t.cancelledSkipped,
         rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
-        affinityPops = t.keyedPops, affinityQueueDepths = keyedDepths,
+        affinityPops = t.keyedPops, forks = t.forks, forksInlined = t.forksInlined, forksStolen = t.forksStolen, affinityQueueDepths = keyedDepths,
         fairQueues = fair.queues().map { it.stats() },
         pinning = pinningSummary(),
         state = when (state) {
@@ -93,6 +93,7 @@ internal class WorkerTotals {
     var executed = 0L; var localPops = 0L; var globalPops = 0L; var stealAttempts = 0L
     var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
     var blockedJoins = 0L; var failed = 0L; var cancelledSkipped = 0L; var keyedPops = 0L
+    var forks = 0L; var forksInlined = 0L; var forksStolen = 0L
 
     /** Adds [w]'s counters (racy reads of the owner's plain fields). */
     fun add(w: Worker) {
@@ -100,6 +101,7 @@ internal class WorkerTotals {
         stealAttempts += w.stealAttempts; steals += w.steals; parks += w.parks; wakeups += w.wakeups
         inlined += w.inlined; helped += w.helped; blockedJoins += w.blockedJoins; failed += w.failed
         cancelledSkipped += w.cancelledSkipped; keyedPops += w.keyedPops
+        forks += w.forks; forksInlined += w.forksInlined; forksStolen += w.forksStolen
     }
 
     fun addAll(o: WorkerTotals) {
@@ -107,5 +109,6 @@ internal class WorkerTotals {
         stealAttempts += o.stealAttempts; steals += o.steals; parks += o.parks; wakeups += o.wakeups
         inlined += o.inlined; helped += o.helped; blockedJoins += o.blockedJoins; failed += o.failed
         cancelledSkipped += o.cancelledSkipped; keyedPops += o.keyedPops
+        forks += o.forks; forksInlined += o.forksInlined; forksStolen += o.forksStolen
     }
 }
