@@ -224,11 +224,16 @@ internal class ForkHalf<B>(
 
     /** A worker took this from a deque: claim it and start [block] as a coroutine, or skip a dead entry. */
     override fun run() {
-        if (state != null) return // taken back by its caller
-        val stolen = StolenHalf(this)
-        if (!STATE.compareAndSet(this, null, stolen)) return
+        val stolen = claimStolen() ?: return // taken back by its caller: a dead entry
         (Thread.currentThread() as? Worker)?.let { it.forksStolen++ }
         stolen.start()
+    }
+
+    /** A worker that took this from a deque claims it: the [StolenHalf] to start, or null if the caller claimed it. */
+    fun claimStolen(): StolenHalf<B>? {
+        if (state != null) return null
+        val stolen = StolenHalf(this)
+        return if (STATE.compareAndSet(this, null, stolen)) stolen else null
     }
 
     override fun toString(): String = "ForkHalf@${Integer.toHexString(hashCode())}[" +
