@@ -1,6 +1,12 @@
+@file:OptIn(InternalCoroutinesApi::class) // kotlinx.coroutines.Delay: see the README on upgrades
+
 package dev.stealing
 
+import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.Delay
+import kotlinx.coroutines.InternalCoroutinesApi
+import kotlinx.coroutines.DisposableHandle
 import java.util.concurrent.Executor
 import java.util.concurrent.RejectedExecutionException
 import kotlin.coroutines.CoroutineContext
@@ -9,12 +15,13 @@ import kotlin.coroutines.CoroutineContext
  * The dispatcher returned by [StealingDispatcher.affinity]: every task dispatched through it
  * goes to the keyed queue ([KeyedQueue]) of one core worker, chosen by [affinityKey], and runs
  * there, one at a time, in dispatch order; it is never stolen. It is also an [Executor] with
- * the same guarantee ([StealingDispatcher.affinityExecutor]).
+ * the same guarantee ([StealingDispatcher.affinityExecutor]). A `delay` keeps its timer on the
+ * key's worker and resumes there.
  */
 internal class AffinityDispatcher(
     private val pool: WorkStealingPool,
     private val affinityKey: Any,
-) : CoroutineDispatcher(), Executor {
+) : CoroutineDispatcher(), Executor, Delay {
     /** The core worker slot serving [affinityKey]. */
     private val slot = slotFor(affinityKey, pool.parallelism)
 
@@ -32,6 +39,13 @@ internal class AffinityDispatcher(
     override fun execute(command: Runnable) {
         if (!pool.executeKeyed(slot, command)) throw RejectedExecutionException("${pool.name} is shut down")
     }
+
+    /** The timer is kept by the key's worker; if another worker fires it, the coroutine is dispatched back. */
+    override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>): Unit =
+        pool.scheduleResume(timeMillis, continuation, this, slot)
+
+    override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle =
+        pool.scheduleTimeout(timeMillis, block, context)
 
     override fun toString(): String = "${pool.name}.affinity($affinityKey)"
 

@@ -1,5 +1,10 @@
+@file:OptIn(InternalCoroutinesApi::class) // kotlinx.coroutines.Delay: see the README on upgrades
+
 package dev.stealing
 
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.Delay
+import kotlinx.coroutines.DisposableHandle
 import kotlinx.coroutines.ExecutorCoroutineDispatcher
 import kotlinx.coroutines.InternalCoroutinesApi
 import java.lang.invoke.VarHandle
@@ -34,7 +39,7 @@ public class FairQueueDispatcher internal constructor(
     public val name: String,
     /** Its share of the pool relative to the other fair queues' weights while they all have work. */
     public val weight: Int,
-) : ExecutorCoroutineDispatcher() {
+) : ExecutorCoroutineDispatcher(), Delay {
     private val queue = MpmcTaskQueue(INITIAL_SEGMENT_CAPACITY)
     private val executed = LongAdder()
     private val discarded = LongAdder()
@@ -77,6 +82,17 @@ public class FairQueueDispatcher internal constructor(
     /** `yield()` goes to the back of this queue. */
     @InternalCoroutinesApi
     override fun dispatchYield(context: CoroutineContext, block: Runnable): Unit = dispatch(context, block)
+
+    /**
+     * `delay` (kotlinx calls it): the timer is kept by the pool's workers and, when due, the
+     * coroutine resumes through this queue, so it keeps its fair share.
+     */
+    override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>): Unit =
+        pool.scheduleResume(timeMillis, continuation, dispatcher = null)
+
+    /** `withTimeout` (kotlinx calls it): runs on a worker of the pool when time is up. */
+    override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle =
+        pool.scheduleTimeout(timeMillis, block, context)
 
     /**
      * Queues [task] (O1) and makes sure this queue is in the active list or held by someone who

@@ -285,36 +285,41 @@ internal class IdleControl(
     /**
      * Parks the calling worker while [node] is IDLE, after [pushIdle] and a re-scan that found
      * nothing. It runs again when a producer claims the node, or when [hasOwnWork] says that
-     * work only this worker may run has arrived (keyed work: its producer unparks the worker
-     * without claiming it, so it wakes itself; pairs with the full fence and the park-state read
-     * in offerKeyed()). With a finite [keepAliveNanos] an extra worker gives
+     * work only this worker may run has arrived (keyed work, or one of its own timers is due:
+     * their producers unpark the worker without claiming it, so it wakes itself; pairs with the
+     * full fence and the park-state read in offerKeyed() and insertTimer()). It parks no longer
+     * than [nanosToOwnDeadline] (its earliest timer), read afresh before every park, after the
+     * IDLE write and fence of [pushIdle]. With a finite [keepAliveNanos] an extra worker gives
      * up after that long idle and retires ([tryRetire]).
      *
      * Returns [PARK_CLAIMED_BEFORE] if the node was claimed before it could park, [PARK_WOKEN]
      * after a park, [PARK_RETIRED] if the worker retired (it must exit; it is uncounted).
      */
-    fun parkWhileIdle(node: IdleNode, keepAliveNanos: Long, blocker: Any, hasOwnWork: () -> Boolean): Int {
+    fun parkWhileIdle(
+        node: IdleNode,
+        keepAliveNanos: Long,
+        blocker: Any,
+        hasOwnWork: () -> Boolean,
+        nanosToOwnDeadline: () -> Long = NO_DEADLINE,
+    ): Int {
         if (node.parkState() != ParkState.IDLE) { // claimed by a waker, who counted it
             resume(node)
             return PARK_CLAIMED_BEFORE
         }
         val timed = keepAliveNanos != Long.MAX_VALUE
-        val deadline = if (timed) System.nanoTime() + keepAliveNanos else 0L
+        val retireAt = if (timed) System.nanoTime() + keepAliveNanos else 0L
         while (node.parkState() == ParkState.IDLE) {
             if (hasOwnWork()) {
                 wakeSelf(node)
                 return PARK_WOKEN
             }
-            if (!timed) {
-                LockSupport.park(blocker)
-            } else {
-                val left = deadline - System.nanoTime()
-                if (left > 0) {
-                    LockSupport.parkNanos(blocker, left)
-                } else if (tryRetire(node)) {
-                    return PARK_RETIRED
-                }
+            var limit = nanosToOwnDeadline()
+            if (timed) {
+                val left = retireAt - System.nanoTime()
+                if (left <= 0 && tryRetire(node)) return PARK_RETIRED
+                limit = minOf(limit, left)
             }
+            if (limit == Long.MAX_VALUE) LockSupport.park(blocker) else if (limit > 0) LockSupport.parkNanos(blocker, limit)
             Thread.interrupted() // a stray interrupt must not turn park() into a spin
         }
         resume(node) // whoever claimed it counted it as active and searching
@@ -405,6 +410,9 @@ internal class IdleControl(
     }
 
     companion object {
+        /** [parkWhileIdle] without timers: never due. */
+        val NO_DEADLINE: () -> Long = { Long.MAX_VALUE }
+
         /** [parkWhileIdle]: claimed by a waker before it parked. */
         const val PARK_CLAIMED_BEFORE = 0
 

@@ -26,11 +26,12 @@ internal object RunState {
 }
 
 /**
- * Ends a queued [task] that will never run because [why]: a [ForkedTask] is cancelled (so its
- * joiners end), a coroutine continuation has its job cancelled and completes on
- * `Dispatchers.IO` (as kotlinx's executor dispatchers do on rejection), a `forkJoin` half is
- * dropped (its caller, which is still running or has a continuation of its own, takes it back). Returns false, doing
- * nothing, for any other `Runnable`: the caller hands it back, reports it or drops it.
+ * Ends a queued [task] that will never run because [why]: a [ForkedTask] or a [DelayedTask] is
+ * cancelled (so its joiners end), a coroutine continuation has its job cancelled and completes
+ * on `Dispatchers.IO` (as kotlinx's executor dispatchers do on rejection), a coroutine timer is
+ * abandoned ([Timer.abandon]), a `forkJoin` half is dropped (its caller, which is still running
+ * or has a continuation of its own, takes it back). Returns false, doing nothing, for any other
+ * `Runnable`: the caller hands it back, reports it or drops it.
  */
 internal fun discard(task: Runnable, why: String): Boolean = when (task) {
     is ForkedTask<*> -> {
@@ -39,6 +40,10 @@ internal fun discard(task: Runnable, why: String): Boolean = when (task) {
     }
     is kotlin.coroutines.Continuation<*> -> {
         rejectContinuation(task.context, task, why)
+        true
+    }
+    is Timer -> { // a due timer, queued to fire: a Java task is cancelled (and handed back)
+        task.abandon(why)
         true
     }
     // Its caller takes it back (ForkJoin.kt): it is still unclaimed, or a dead entry.
@@ -55,6 +60,7 @@ internal fun WorkStealingPool.shutdown() {
     // while a fair queue still took work that would never run.
     fair.closeAll()
     global.close()
+    stopPeriodicTimers() // one-shot timers still fire; quiescence waits for them
     if (!global.isDrained() || fair.hasWork()) signalAfterPublish() // tasks queued: make sure a worker runs them
     idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
     lock.withLock { tryTerminateLocked() }
@@ -78,6 +84,7 @@ internal fun WorkStealingPool.stop(): List<Runnable> {
         if (task != null) unstarted += task else Thread.onSpinWait()
     }
     workers.forEach { w ->
+        w.timers?.drain(close = true) { unstarted += it } // closed: a later add is refused to its creator
         while (true) {
             val r = w.deque.steal()
             val task = r.taskOrNull
@@ -90,7 +97,7 @@ internal fun WorkStealingPool.stop(): List<Runnable> {
     val handedBack = ArrayList<Runnable>(unstarted.size)
     for (task in unstarted) {
         val ended = discard(task, "The task was rejected: $name stopped")
-        if (!ended || task is ForkedTask<*>) handedBack += task else rejected.increment()
+        if (!ended || task is ForkedTask<*> || task is DelayedTask<*>) handedBack += task else if (task !is Timer) rejected.increment()
     }
     wakeAllForExit()
     lock.withLock { tryTerminateLocked() }
@@ -119,10 +126,15 @@ internal fun WorkStealingPool.tryQuiesce() {
     if (lock.withLock { quiesceLocked() }) wakeAllForExit()
 }
 
-/** Under [WorkStealingPool.lock]: moves a shut-down pool with nothing queued and every live worker idle to TIDYING. */
+/**
+ * Under [WorkStealingPool.lock]: moves a shut-down pool with nothing queued, no timer pending
+ * and every live worker idle to TIDYING.
+ */
 internal fun WorkStealingPool.quiesceLocked(): Boolean {
-    if (runState != RunState.SHUTDOWN || !global.isDrained() || hasVisibleWork()) return false
-    if (!idle.allIdle(liveWorkers) { !hasVisibleWork() && outsideKeyedOffers.get() == 0 && !hasKeyedWork() }) {
+    if (runState != RunState.SHUTDOWN || !global.isDrained() || hasVisibleWork() || hasPendingTimers()) return false
+    if (!idle.allIdle(liveWorkers) {
+            !hasVisibleWork() && outsideOffers.get() == 0 && !hasKeyedWork() && !hasPendingTimers()
+        }) {
         return false
     }
     runState = RunState.TIDYING
@@ -150,11 +162,14 @@ internal fun WorkStealingPool.tryTerminateLocked() {
  * When [w] exits a stopping pool: tasks it pushed onto its own deque after [stop] took the
  * deque's contents, and tasks in its keyed queue, are rejected, not lost. The keyed queue is
  * closed first, so a keyed offer racing this exit is either drained here or refused to its
- * producer ([WorkStealingPool.executeKeyed]).
+ * producer ([WorkStealingPool.executeKeyed]). Its timer heap is closed and drained the same
+ * way: a timer added before the close is abandoned here ([Timer.abandon]), a later one is
+ * refused to its creator ([addTimer]).
  */
 internal fun WorkStealingPool.rejectLeftovers(w: Worker) {
     while (true) rejectTask(w.deque.pop() ?: break)
     w.keyedQueue?.drainClosed { rejectTask(it) }
+    w.timers?.drain(close = true) { it.abandon("The timer was rejected: $name stopped") }
 }
 
 /**

@@ -12,6 +12,7 @@ internal fun WorkStealingPool.stats(): StealingStats {
     var blocked = 0
     val depths = ArrayList<Int>()
     val keyedDepths = ArrayList<Int>()
+    val timerDepths = ArrayList<Int>()
     val live: Int; val injectedNow: Long; val retiredNow: Long; val state: Int
     lock.withLock {
         t.addAll(exitedTotals)
@@ -20,6 +21,7 @@ internal fun WorkStealingPool.stats(): StealingStats {
             val b = w.idleNode.blockState
             if (b == BlockState.MARKED || b == BlockState.PRESUMED) blocked++
             w.keyedQueue?.let { keyedDepths += it.size() }
+            w.timers?.let { timerDepths += it.size }
             depths += w.deque.size()
             t.add(w)
         }
@@ -36,6 +38,8 @@ internal fun WorkStealingPool.stats(): StealingStats {
         rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
         affinityPops = t.keyedPops, forks = t.forks, forksInlined = t.forksInlined, forksStolen = t.forksStolen, affinityQueueDepths = keyedDepths,
         fairQueues = fair.queues().map { it.stats() },
+        pendingTimers = timerDepths, timersFromOutside = timersFromOutside.sum(), timersFired = t.timersFired,
+        timersStolen = t.timersStolen, timersCancelled = timersCancelled.sum(),
         pinning = pinningSummary(),
         state = when (state) {
             RunState.RUNNING -> StealingStats.State.RUNNING
@@ -94,6 +98,7 @@ internal class WorkerTotals {
     var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
     var blockedJoins = 0L; var failed = 0L; var cancelledSkipped = 0L; var keyedPops = 0L
     var forks = 0L; var forksInlined = 0L; var forksStolen = 0L
+    var timersFired = 0L; var timersStolen = 0L
 
     /** Adds [w]'s counters (racy reads of the owner's plain fields). */
     fun add(w: Worker) {
@@ -102,6 +107,7 @@ internal class WorkerTotals {
         inlined += w.inlined; helped += w.helped; blockedJoins += w.blockedJoins; failed += w.failed
         cancelledSkipped += w.cancelledSkipped; keyedPops += w.keyedPops
         forks += w.forks; forksInlined += w.forksInlined; forksStolen += w.forksStolen
+        timersFired += w.timersFired; timersStolen += w.timersStolen
     }
 
     fun addAll(o: WorkerTotals) {
@@ -110,5 +116,6 @@ internal class WorkerTotals {
         inlined += o.inlined; helped += o.helped; blockedJoins += o.blockedJoins; failed += o.failed
         cancelledSkipped += o.cancelledSkipped; keyedPops += o.keyedPops
         forks += o.forks; forksInlined += o.forksInlined; forksStolen += o.forksStolen
+        timersFired += o.timersFired; timersStolen += o.timersStolen
     }
 }

@@ -19,8 +19,15 @@ import java.util.concurrent.locks.LockSupport
  * which the JVM also reports as RUNNABLE) only after [RUNNABLE_STALL_TICKS] looks. Injections are paced: at most one per interval; marking
  * the blocking code with `blocking { }` compensates at once instead.
  *
- * The monitor costs nothing while the pool is idle: when no worker is active and nothing is
- * queued it parks until a worker becomes active again ([onPoolActive], called through
+ * Timers: a worker's due timers wait for it to finish its task unless another worker takes
+ * them. When a worker whose earliest timer is due is blocked (a blocking region, or presumed),
+ * or has been in the same task since the previous look, the monitor wakes or starts a worker
+ * ([IdleControl.signalWork]), which takes the due timers from that worker's heap. While such a
+ * worker has pending timers the monitor keeps looking, and looks no later than their deadline
+ * if its owner is blocked, so a timer of a blocked worker fires about on time.
+ *
+ * The monitor costs nothing while the pool is idle: when no worker is active, nothing is
+ * queued and no worker inside a task holds a timer, it parks until a worker becomes active again ([onPoolActive], called through
  * [IdleHost.workerActivated] after every transition that makes a worker active, not only the
  * one away from zero: a popper's count that it is about to undo can hide that one).
  */
@@ -50,31 +57,66 @@ internal class StarvationMonitor(
         if (sleeping) LockSupport.unpark(this)
     }
 
+    /**
+     * A timer became the earliest of [target], a worker that is not idle: if the monitor sleeps
+     * (it saw no active worker and no timer held by a worker in a task), or [target] is blocked
+     * (the monitor waits for blocked workers' deadlines), wake it to look again. Called after
+     * the adder's fence; pairs with the `sleeping` write and fence in [run].
+     */
+    fun onTimerAdded(target: Worker) {
+        val b = target.idleNode.blockState
+        if (sleeping || b == BlockState.MARKED || b == BlockState.PRESUMED) LockSupport.unpark(this)
+    }
+
     /** The pool is terminating: stop waiting. */
     fun wakeToExit() {
         LockSupport.unpark(this)
     }
 
     override fun run() {
+        var nextLook = System.nanoTime() + intervalNanos
         while (!pool.isStopping()) {
-            LockSupport.parkNanos(this, intervalNanos)
+            val untilLook = nextLook - System.nanoTime()
+            LockSupport.parkNanos(this, minOf(untilLook, maxOf(nanosToBlockedWorkersTimer(), MIN_TIMER_WAIT_NANOS)))
             if (pool.isStopping()) break
+            interrupted()
+            // A blocked worker cannot fire its own timers: hand a due one to a woken worker at once.
+            if (nanosToBlockedWorkersTimer() <= 0) pool.idle.signalWork()
+            if (System.nanoTime() - nextLook < 0) continue // woken early for a timer: not a look
             if (!look()) {
                 sleeping = true // volatile write, then a volatile read of ctl: pairs with onPoolActive()
                 VarHandle.fullFence()
-                if (pool.idle.noneActive() && !pool.hasVisibleWork() && !pool.isStopping()) LockSupport.park(this)
+                if (pool.idle.noneActive() && !pool.hasVisibleWork() && !timersHeldInTasks() && !pool.isStopping()) {
+                    LockSupport.park(this)
+                }
                 sleeping = false
+                interrupted()
             }
-            interrupted()
+            nextLook = System.nanoTime() + intervalNanos
         }
     }
 
-    /** One look at every worker; false if there is nothing to watch (no active worker, no work). */
+    /**
+     * One look at every worker; false if there is nothing to watch (no active worker, no work,
+     * no worker inside a task holding timers).
+     */
     private fun look(): Boolean {
         val workWaiting = pool.hasVisibleWork()
         var injected = false
+        var timersHeld = false
+        var timersOverdue = false
+        val now = System.nanoTime()
         pool.workers.forEach { w ->
             val executed = w.executed // racy read of the owner's counter: only compared for change
+            val heap = w.timers
+            val topLevel = w.topLevelTasks // racy, compared for change: nested runs do not count
+            if (w.inTask && heap != null && heap.earliest != null) {
+                timersHeld = true
+                val b = w.idleNode.blockState
+                val blocked = b == BlockState.MARKED || b == BlockState.PRESUMED
+                if (heap.isDue(now) && (blocked || topLevel == w.monitorLastTopLevel)) timersOverdue = true
+            }
+            w.monitorLastTopLevel = topLevel
             if (!w.inTask || executed != w.monitorLastExecuted) {
                 w.monitorLastExecuted = executed
                 w.monitorStalledTicks = 0
@@ -90,7 +132,28 @@ internal class StarvationMonitor(
                 injected = true
             }
         }
-        return workWaiting || !pool.idle.noneActive()
+        if (timersOverdue) pool.idle.signalWork() // a woken searcher takes them (Worker.takeOthersDueTimers)
+        return workWaiting || timersHeld || !pool.idle.noneActive()
+    }
+
+    /** Whether a worker inside a task (which cannot fire timers meanwhile) holds a timer. */
+    private fun timersHeldInTasks(): Boolean {
+        pool.workers.forEach { w -> if (w.inTask && w.timers?.earliest != null) return true }
+        return false
+    }
+
+    /** Nanoseconds until the earliest timer of a blocked worker is due (Long.MAX_VALUE if none). */
+    private fun nanosToBlockedWorkersTimer(): Long {
+        var min = Long.MAX_VALUE
+        val now = System.nanoTime()
+        pool.workers.forEach { w ->
+            val b = w.idleNode.blockState
+            if (w.inTask && (b == BlockState.MARKED || b == BlockState.PRESUMED)) {
+                val e = w.timers?.earliest
+                if (e != null) min = minOf(min, e.deadline - now)
+            }
+        }
+        return min
     }
 
     private companion object {
@@ -99,5 +162,8 @@ internal class StarvationMonitor(
 
         /** Intervals a RUNNABLE worker may go without starting a task before it is presumed blocked. */
         const val RUNNABLE_STALL_TICKS = 10
+
+        /** Shortest wait between two looks when a blocked worker's timer is due (or overdue). */
+        const val MIN_TIMER_WAIT_NANOS = 1_000_000L
     }
 }

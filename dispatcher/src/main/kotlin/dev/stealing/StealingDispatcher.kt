@@ -1,6 +1,11 @@
+@file:OptIn(InternalCoroutinesApi::class) // kotlinx.coroutines.Delay: see the README on upgrades
+
 package dev.stealing
 
+import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.Delay
+import kotlinx.coroutines.DisposableHandle
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.ExecutorCoroutineDispatcher
 import kotlinx.coroutines.InternalCoroutinesApi
@@ -29,10 +34,15 @@ import kotlin.coroutines.CoroutineContext
  * they are woken one at a time as work appears, and no wake-up is ever lost
  * (`docs/parking.md`).
  *
- * [close] stops intake, runs everything already accepted and joins the threads. After it, a
- * coroutine dispatched here from outside the pool has its job cancelled and finishes on
- * [Dispatchers.IO], as with kotlinx's own executor dispatchers, and [executor] throws
- * [RejectedExecutionException].
+ * `delay` and `withTimeout` never leave the pool: the timer is kept by the worker that created
+ * it and fired by the workers (an idle worker parks no longer than its next deadline), with no
+ * timer thread; see [scheduleResumeAfterDelay]. The [executor] is also a
+ * [java.util.concurrent.ScheduledExecutorService] on the same timers.
+ *
+ * [close] stops intake, runs everything already accepted (pending `delay`s and delayed tasks
+ * included, at their time) and joins the threads. After it, a coroutine dispatched here from
+ * outside the pool has its job cancelled and finishes on [Dispatchers.IO], as with kotlinx's
+ * own executor dispatchers, and [executor] throws [RejectedExecutionException].
  *
  * @param parallelism number of worker threads (started lazily), at least 1; defaults to the
  *   number of available processors.
@@ -42,7 +52,7 @@ import kotlin.coroutines.CoroutineContext
 public class StealingDispatcher private constructor(
     internal val pool: WorkStealingPool,
     private val isShared: Boolean,
-) : ExecutorCoroutineDispatcher() {
+) : ExecutorCoroutineDispatcher(), Delay {
 
     /**
      * Creates an isolated pool. See the class documentation for the parameters.
@@ -80,6 +90,25 @@ public class StealingDispatcher private constructor(
     override fun dispatchYield(context: CoroutineContext, block: Runnable) {
         if (!pool.executeYield(block)) rejectContinuation(context, block)
     }
+
+    /**
+     * `delay` on this pool (kotlinx calls it; not for direct use). The timer goes into the heap
+     * of the worker that runs the caller (from outside the pool: a worker chosen round-robin)
+     * and, when due, the coroutine resumes on the worker that fires it, without a dispatch. A
+     * cancelled `delay` removes its timer at once. A `limitedParallelism` view of this
+     * dispatcher uses this too and resumes through the view. After [close], a `delay` from
+     * outside the pool cancels the coroutine, as kotlinx's executor dispatchers do.
+     */
+    override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>): Unit =
+        pool.scheduleResume(timeMillis, continuation, this)
+
+    /**
+     * `withTimeout` on this pool (kotlinx calls it; not for direct use): [block] runs on a worker
+     * of this pool when time is up; the returned handle, disposed when the block ends first,
+     * removes the timer at once, so a `withTimeout` that ends early leaves nothing behind.
+     */
+    override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle =
+        pool.scheduleTimeout(timeMillis, block, context)
 
     /**
      * Forks [task] onto this pool: queued on the caller's deque when called from a worker, else
@@ -159,7 +188,7 @@ public class StealingDispatcher private constructor(
      * `StealingDispatcher.Default` (e.g. `StealingDispatcher.Default.fork(task)`). Where a
      * [StealingDispatcher] is needed, pass [shared], the same pool.
      */
-    public companion object Default : CoroutineDispatcher() {
+    public companion object Default : CoroutineDispatcher(), Delay {
         private val instance: StealingDispatcher by lazy {
             StealingDispatcher(
                 WorkStealingPool(Runtime.getRuntime().availableProcessors(), "StealingDispatcher.Default", StealingOptions.DEFAULT),
@@ -191,6 +220,14 @@ public class StealingDispatcher private constructor(
         @InternalCoroutinesApi
         override fun dispatchYield(context: CoroutineContext, block: Runnable): Unit =
             instance.dispatchYield(context, block)
+
+        /** `delay` on the shared pool; see [StealingDispatcher.scheduleResumeAfterDelay]. */
+        override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>): Unit =
+            instance.pool.scheduleResume(timeMillis, continuation, this)
+
+        /** `withTimeout` on the shared pool; see [StealingDispatcher.invokeOnTimeout]. */
+        override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle =
+            instance.pool.scheduleTimeout(timeMillis, block, context)
 
         /** [StealingDispatcher.fork] on the shared pool. */
         public fun <T> fork(task: Callable<T>): ForkedTask<T> = instance.fork(task)

@@ -85,3 +85,16 @@ internal class ThreadRetirementEvent : Event() {
     @Label("Pool") @JvmField var pool: String? = null
     @Label("Worker") @JvmField var worker: Int = 0
 }
+
+/** A timer was taken to fire 20 ms or more after its deadline (its worker was busy or blocked). */
+@Name("dev.stealing.LateTimer")
+@Label("Late Timer")
+@Category("Stealing Dispatcher")
+@Description("A timer (delay, withTimeout, delayed task) was taken to fire 20 ms or more after its deadline")
+@StackTrace(false)
+internal class LateTimerEvent : Event() {
+    @Label("Pool") @JvmField var pool: String? = null
+    @Label("Worker") @JvmField var worker: Int = 0
+    @Label("Timer") @JvmField var timerClass: String? = null
+    @Label("Lateness") @jdk.jfr.Timespan(jdk.jfr.Timespan.NANOSECONDS) @JvmField var lateness: Long = 0
+}

@@ -3,7 +3,10 @@ package dev.stealing
 import java.util.concurrent.AbstractExecutorService
 import java.util.concurrent.Callable
 import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
 import java.util.concurrent.RejectedExecutionException
+import java.util.concurrent.ScheduledExecutorService
+import java.util.concurrent.ScheduledFuture
 import java.util.concurrent.TimeUnit
 
 /**
@@ -25,14 +28,23 @@ import java.util.concurrent.TimeUnit
  * `execute` queues the [Runnable] itself, allocating nothing. Tasks submitted from a worker of
  * the pool go onto that worker's deque; from anywhere else, onto the global queue.
  *
- * `shutdown()` stops intake and lets queued work finish; `shutdownNow()` also hands back the
- * tasks not yet started. A rejected task throws [RejectedExecutionException]; nothing accepted
- * is ever silently dropped. The executor of the shared pool ([StealingDispatcher.shared])
- * cannot be shut down: those methods throw [UnsupportedOperationException].
+ * It is a [ScheduledExecutorService] too: [schedule], [scheduleAtFixedRate] and
+ * [scheduleWithFixedDelay] keep their timers on the pool's workers (no timer thread), with
+ * `ScheduledThreadPoolExecutor`'s semantics: a zero or negative delay means now; cancelling a
+ * delayed task removes it at once; a periodic task that throws runs no more (its future holds
+ * the exception); runs of one periodic task never overlap.
+ *
+ * `shutdown()` stops intake and lets queued work finish; delayed one-shot tasks still run at
+ * their time and the pool terminates after them, while periodic tasks run no more (the default
+ * policy of `ScheduledThreadPoolExecutor` and `ForkJoinPool`). `shutdownNow()` also hands back
+ * the tasks not yet started, delayed ones included (cancelled, so that waiting callers end). A
+ * rejected task throws [RejectedExecutionException]; nothing accepted is ever silently dropped.
+ * The executor of the shared pool ([StealingDispatcher.shared]) cannot be shut down: those
+ * methods throw [UnsupportedOperationException].
  *
  * Only this library implements this interface.
  */
-public sealed interface StealingExecutorService : ExecutorService, AutoCloseable {
+public sealed interface StealingExecutorService : ScheduledExecutorService, AutoCloseable {
     /** Queues [task]; its [ForkedTask] is interrupted by `cancel(true)` while it runs. */
     override fun <T> submit(task: Callable<T>): ForkedTask<T>
 
@@ -54,6 +66,40 @@ public sealed interface StealingExecutorService : ExecutorService, AutoCloseable
      * negative [timeout] does not wait.
      */
     override fun <T> invokeAll(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): List<ForkedTask<T>>
+
+    /**
+     * Runs [command] after [delay] (zero or negative: now) on a worker of the pool.
+     *
+     * @throws RejectedExecutionException if the pool is shut down.
+     */
+    override fun schedule(command: Runnable, delay: Long, unit: TimeUnit): ScheduledFuture<*>
+
+    /**
+     * Calls [callable] after [delay] (zero or negative: now) on a worker of the pool; the
+     * future holds its result.
+     *
+     * @throws RejectedExecutionException if the pool is shut down.
+     */
+    override fun <V> schedule(callable: Callable<V>, delay: Long, unit: TimeUnit): ScheduledFuture<V>
+
+    /**
+     * Runs [command] first after [initialDelay], then every [period] from that first start
+     * (a late run is followed at once by the next, never two at a time), until cancelled, it
+     * throws, or the pool is shut down.
+     *
+     * @throws IllegalArgumentException if [period] is zero or negative.
+     * @throws RejectedExecutionException if the pool is shut down.
+     */
+    override fun scheduleAtFixedRate(command: Runnable, initialDelay: Long, period: Long, unit: TimeUnit): ScheduledFuture<*>
+
+    /**
+     * Runs [command] first after [initialDelay], then [delay] after the end of each run, until
+     * cancelled, it throws, or the pool is shut down.
+     *
+     * @throws IllegalArgumentException if [delay] is zero or negative.
+     * @throws RejectedExecutionException if the pool is shut down.
+     */
+    override fun scheduleWithFixedDelay(command: Runnable, initialDelay: Long, delay: Long, unit: TimeUnit): ScheduledFuture<*>
 
     /**
      * Waits until the pool has terminated or [timeout] passes; a zero or negative [timeout]
@@ -121,6 +167,36 @@ internal class PoolExecutorService(
     @Suppress("UNCHECKED_CAST")
     override fun <T> invokeAll(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): List<ForkedTask<T>> =
         super<AbstractExecutorService>.invokeAll(tasks, timeout, unit) as List<ForkedTask<T>>
+
+    override fun schedule(command: Runnable, delay: Long, unit: TimeUnit): ScheduledFuture<*> =
+        scheduleTask(Executors.callable(command, null), delay, 0L, unit)
+
+    override fun <V> schedule(callable: Callable<V>, delay: Long, unit: TimeUnit): ScheduledFuture<V> =
+        scheduleTask(callable, delay, 0L, unit)
+
+    override fun scheduleAtFixedRate(command: Runnable, initialDelay: Long, period: Long, unit: TimeUnit): ScheduledFuture<*> {
+        require(period > 0) { "period must be positive, was $period" }
+        return scheduleTask(Executors.callable(command, null), initialDelay, unit.toNanos(period).coerceAtMost(MAX_DELAY_NANOS), unit)
+    }
+
+    override fun scheduleWithFixedDelay(command: Runnable, initialDelay: Long, delay: Long, unit: TimeUnit): ScheduledFuture<*> {
+        require(delay > 0) { "delay must be positive, was $delay" }
+        return scheduleTask(Executors.callable(command, null), initialDelay, -unit.toNanos(delay).coerceAtMost(MAX_DELAY_NANOS), unit)
+    }
+
+    /** A [DelayedTask] due after [delay]: queued at once if that is now, else into a worker's timers. */
+    private fun <V> scheduleTask(callable: Callable<V>, delay: Long, period: Long, unit: TimeUnit): ScheduledFuture<V> {
+        val delayNanos = unit.toNanos(delay)
+        val task = DelayedTask(deadlineAfterNanos(delayNanos), if (propagateContext) ContextCapture.wrap(callable) else callable, period, pool)
+        val accepted = if (delayNanos <= 0L) pool.execute(task) else pool.addTimer(task) || rejectedTimer()
+        if (!accepted) reject(task)
+        return task
+    }
+
+    private fun rejectedTimer(): Boolean {
+        pool.rejected.increment()
+        return false
+    }
 
     private fun reject(command: Runnable): Nothing {
         throw RejectedExecutionException("${pool.name} is shut down; rejected $command")

@@ -46,6 +46,10 @@ import java.lang.ref.WeakReference
  * | `stealing.parks` | function counter | [StealingStats.parks] |
  * | `stealing.rejected` | function counter | [StealingStats.rejected] |
  * | `stealing.failed` | function counter | [StealingStats.failed] |
+ * | `stealing.timers.pending` | gauge | [StealingStats.pendingTimers] (summed over workers) |
+ * | `stealing.timers.fired` | function counter | [StealingStats.timersFired] |
+ * | `stealing.timers.stolen` | function counter | [StealingStats.timersStolen] |
+ * | `stealing.timers.cancelled` | function counter | [StealingStats.timersCancelled] |
  * | `stealing.fair.queued` | gauge per fair queue, tag `queue` | [FairQueueStats.depth] (summed over queues of the same name) |
  *
  * Micrometer's `executor.idle` is not published: there it is a timer of the time tasks wait in
@@ -110,6 +114,10 @@ public class StealingMetrics @JvmOverloads constructor(
         counter(registry, "stealing.parks", null, "Times a worker parked") { parks }
         counter(registry, "stealing.rejected", BaseUnits.TASKS, "Tasks rejected because the pool was shut down") { rejected }
         counter(registry, "stealing.failed", BaseUnits.TASKS, "Tasks that threw (Executor path)") { failed }
+        gauge(registry, "stealing.timers.pending", null, "Timers waiting for their deadline") { pendingTimers.sum() }
+        counter(registry, "stealing.timers.fired", null, "Timers that came due and were taken to run") { timersFired }
+        counter(registry, "stealing.timers.stolen", null, "Due timers taken over from a busy or blocked worker") { timersStolen }
+        counter(registry, "stealing.timers.cancelled", null, "Timers cancelled before their deadline") { timersCancelled }
         fairQueues.update(dispatcher.stats())
     }
 

@@ -40,6 +40,15 @@ package dev.stealing
  * @property pinning CPU pinning of core workers ([StealingOptions.pinThreads]): whether it is
  *   on, the CPUs, and why it did not take where it did not.
  * @property fairQueues each fair queue still in the rotation: name, weight, depth, executed.
+ * @property pendingTimers timers waiting for their deadline (`delay`, `withTimeout`, delayed
+ *   and periodic tasks), per core worker that keeps them.
+ * @property timersFromOutside timers created by threads outside the pool so far (each kept by
+ *   a core worker chosen round-robin).
+ * @property timersFired timers that came due and were taken to run.
+ * @property timersStolen of [timersFired], those taken from a busy or blocked worker's timers by
+ *   another worker.
+ * @property timersCancelled timers cancelled before they came due (a `withTimeout` that ended
+ *   first, a cancelled `delay` or delayed task), each removed at once.
  * @property state where the pool is in its life cycle.
  */
 public class StealingStats internal constructor(
@@ -73,6 +82,11 @@ public class StealingStats internal constructor(
     public val forksInlined: Long,
     public val forksStolen: Long,
     public val fairQueues: List<FairQueueStats>,
+    public val pendingTimers: List<Int>,
+    public val timersFromOutside: Long,
+    public val timersFired: Long,
+    public val timersStolen: Long,
+    public val timersCancelled: Long,
     public val pinning: Pinning,
     public val state: State,
 ) {
@@ -94,7 +108,8 @@ public class StealingStats internal constructor(
             "queuedTasks=$queuedTasks, globalQueueDepth=$globalQueueDepth, workerQueueDepths=$workerQueueDepths, " +
             "affinityPops=$affinityPops, affinityQueueDepths=$affinityQueueDepths, forks=$forks, " +
             "forksInlined=$forksInlined, forksStolen=$forksStolen, fairQueues=$fairQueues, " +
-            "pinning=$pinning)"
+            "pendingTimers=$pendingTimers, timersFromOutside=$timersFromOutside, timersFired=$timersFired, " +
+            "timersStolen=$timersStolen, timersCancelled=$timersCancelled, pinning=$pinning)"
 
     /** Where a pool is in its life cycle; each state follows the one before it. */
     public enum class State {

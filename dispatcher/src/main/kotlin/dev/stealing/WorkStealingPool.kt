@@ -19,6 +19,7 @@ import java.util.concurrent.locks.ReentrantLock
  *   [discard] for tasks that will never run;
  * - the worker table and thread start and exit (`WorkerThreads.kt`);
  * - statistics and failure reporting (`PoolStats.kt`);
+ * - timers: where a timer goes, and the pool's side of them (`PoolTimers.kt`);
  * - who sleeps and who is woken: [IdleControl], which sees the pool only through [IdleHost].
  *
  * Routing ([execute]): a task submitted on one of this pool's workers goes onto that worker's
@@ -83,8 +84,17 @@ internal class WorkStealingPool(
     @JvmField internal var injected = 0L // guarded by lock: extra threads started
     @JvmField internal var retired = 0L // guarded by lock: extra threads retired
 
-    /** Keyed offers from outside the pool in progress; quiescence waits for them (see [executeKeyed]). */
-    @JvmField internal val outsideKeyedOffers = AtomicInteger()
+    /**
+     * Keyed offers and timers from outside the pool in progress; quiescence waits for them (see
+     * [executeKeyed] and [addTimer]).
+     */
+    @JvmField internal val outsideOffers = AtomicInteger()
+
+    // Timers (PoolTimers.kt).
+    /** Round-robin cursor choosing the core worker that holds a timer created off the core workers. */
+    @JvmField internal val timerPlacement = AtomicInteger()
+    @JvmField internal val timersFromOutside = LongAdder()
+    @JvmField internal val timersCancelled = LongAdder()
 
     /** Set while [rejectQueuedWithoutWorkers] drains. */
     @JvmField internal val rejectingStranded = AtomicBoolean()
@@ -170,7 +180,7 @@ internal class WorkStealingPool(
      * Queues [task] on the keyed queue of core worker [slot] (it runs there and is never
      * stolen); false (counted in [rejected]) when the pool no longer takes it. Accepted like
      * [execute]: from a worker of this pool until the pool stops, from outside until shutdown.
-     * An outside offer is counted in [outsideKeyedOffers] while it checks the run state and
+     * An outside offer is counted in [outsideOffers] while it checks the run state and
      * offers, so quiescence ([quiesceLocked]) cannot pass between the two and strand the task:
      * either the offer sees SHUTDOWN, or quiescence sees the offer (Dekker pair on two volatile
      * variables).
@@ -186,13 +196,13 @@ internal class WorkStealingPool(
             // after the check above): that worker will never poll it again.
             return offerKeyed(target, task) || reject()
         }
-        outsideKeyedOffers.incrementAndGet()
+        outsideOffers.incrementAndGet()
         try {
             if (isShutdown()) return reject()
             beforeKeyedOffer?.run()
             return offerKeyed(target, task) || reject()
         } finally {
-            outsideKeyedOffers.decrementAndGet()
+            outsideOffers.decrementAndGet()
             if (isShutdown()) tryQuiesce() // a quiescence check may have skipped this pool for us
         }
     }
@@ -253,13 +263,13 @@ internal class WorkStealingPool(
 
     /**
      * The re-scan: whether any queued task is there that any worker may take (global queue,
-     * any deque, any fair queue). Keyed queues are not included: only their owner can run
-     * them, and it checks its own.
+     * any deque, any fair queue, a due timer in any heap). Keyed queues are not included: only
+     * their owner can run them, and it checks its own.
      */
     fun hasVisibleWork(): Boolean {
         if (global.size() > 0) return true
         workers.forEach { if (!it.deque.isEmpty()) return true }
-        return fair.hasWork()
+        return fair.hasWork() || hasDueTimers()
     }
 
     /** Whether any core worker's keyed queue holds work. */

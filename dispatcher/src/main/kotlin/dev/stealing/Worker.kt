@@ -4,25 +4,30 @@ package dev.stealing
  * A worker thread of a [WorkStealingPool] and its scheduling loop.
  *
  * Where a worker looks for its next task, in order:
- * 1. every [WorkStealingPool.globalCheckInterval]-th task: the global queue, then a fair
- *    queue's turn, then the oldest task of its own deque, so neither outside work nor old local
- *    work starves under a LIFO stream of new local work;
+ * 1. every [WorkStealingPool.globalCheckInterval]-th task: its due timers, the global queue,
+ *    then a fair queue's turn, then the oldest task of its own deque, so neither timers, nor
+ *    outside work, nor old local work starves under a LIFO stream of new local work;
  * 2. its own deque, newest first (LIFO: the child just forked runs next, on a warm cache);
- * 3. the global queue, then the fair queues ([FairRotation]: the next queue with work in the
- *    round-robin, which yields up to its weight in tasks);
+ * 3. its due timers ([timers]; taken out of the heap and pushed onto the deque, so they can
+ *    be stolen like any task), the global queue, then the fair queues ([FairRotation]: the
+ *    next queue with work in the round-robin, which yields up to its weight in tasks);
  * Keyed work ([StealingDispatcher.affinity]) waits in a core worker's keyed queue, which only
  * that worker serves: before everything above for [KEYED_SWAP] tasks, after its own deque and
  * the global and fair queues (but before stealing) for the next [KEYED_SWAP], and so on, so
  * neither keyed nor shared work starves the other.
  *
- * 4. it becomes a *searcher* and steals from the other workers, visiting them from a random
+ * 4. it takes due timers from other workers' heaps (a worker stuck in a long task or blocked
+ *    must not hold them back; `PoolTimers.kt`);
+ * 5. it becomes a *searcher* and steals from the other workers, visiting them from a random
  *    start with an odd stride over a power-of-two table (every worker once per round): one
  *    round that leaves a victim's lone task to its owner, then [StealingOptions.spinRounds]
  *    more that take anything, with spin-waits in between;
- * 5. it parks through [IdleControl] (push idle, fence, re-scan, park), which owns its
- *    [idleNode] (park state, block state, searching flag).
+ * 6. it parks through [IdleControl] (push idle, fence, re-scan, park), which owns its
+ *    [idleNode] (park state, block state, searching flag); a core worker with pending timers
+ *    parks no longer than until its earliest deadline.
  *
- * Workers with an index below `parallelism` are *core* workers and park without a time limit.
+ * Workers with an index below `parallelism` are *core* workers and park without a time limit
+ * (or until their earliest timer).
  * The others are *extra* threads started to compensate for blocked workers: while more than
  * `parallelism` workers are active they go idle between tasks ([IdleControl.tryPushSurplus]),
  * and once idle for [StealingOptions.keepAlive] they retire.
@@ -46,12 +51,29 @@ internal class Worker(
     /** Keyed work only this worker runs ([StealingDispatcher.affinity]); core workers only. */
     @JvmField val keyedQueue: KeyedQueue? = if (isExtra) null else KeyedQueue()
 
+    /**
+     * Timers this worker fires ([TimerHeap]); core workers only (an extra worker may retire,
+     * so the timers it creates go to a core worker's heap: `PoolTimers.kt`).
+     */
+    @JvmField val timers: TimerHeap? = if (isExtra) null else TimerHeap()
+
     /** Owner only: whether the keyed queue is served before shared work (swapped every [KEYED_SWAP] tasks). */
     private var keyedFirst = false
     private var keyedTick = 0
 
-    /** Owner only, for [IdleControl.parkWhileIdle]: keyed work has arrived. Allocated once. */
-    private val hasKeyedWork: () -> Boolean = { keyedQueue?.hasWork() == true }
+    /**
+     * Owner only, for [IdleControl.parkWhileIdle]: work only this worker takes has arrived
+     * (keyed work, or one of its timers is due). Allocated once.
+     */
+    private val hasOwnWork: () -> Boolean = {
+        keyedQueue?.hasWork() == true || timers?.isDue(System.nanoTime()) == true
+    }
+
+    /** Owner only, for [IdleControl.parkWhileIdle]: nanoseconds until its earliest timer is due, or Long.MAX_VALUE. */
+    private val nanosToOwnDeadline: () -> Long = {
+        val e = timers?.earliest
+        if (e == null) Long.MAX_VALUE else e.deadline - System.nanoTime()
+    }
 
     /**
      * Owner writes, the starvation monitor reads racily: this worker is inside a top-level task
@@ -63,6 +85,15 @@ internal class Worker(
     /** Starvation monitor only: [executed] at its last look, and looks since it changed. */
     @JvmField var monitorLastExecuted = -1L
     @JvmField var monitorStalledTicks = 0
+
+    /**
+     * Top-level tasks started (not counting nested ones, which [executed] counts): owner
+     * writes, the monitor reads racily to see a worker still inside the same task.
+     */
+    @JvmField var topLevelTasks = 0L
+
+    /** Starvation monitor only: [topLevelTasks] at its last look. */
+    @JvmField var monitorLastTopLevel = -1L
 
     /** Owner only: nesting depth of tasks run inline or while helping a join. */
     @JvmField var inlineDepth = 0
@@ -87,6 +118,8 @@ internal class Worker(
     @JvmField var forks = 0L // forkJoin halves published by this worker's callers
     @JvmField var forksInlined = 0L // ... taken back by a caller running on this worker
     @JvmField var forksStolen = 0L // ... claimed by this worker and run as a coroutine
+    @JvmField var timersFired = 0L
+    @JvmField var timersStolen = 0L
 
     init {
         isDaemon = pool.options.daemon
@@ -116,6 +149,7 @@ internal class Worker(
             while (true) {
                 val task = findTask() ?: break
                 pool.idle.endSearch(idleNode)
+                topLevelTasks++
                 inTask = true
                 clearStrayInterrupt()
                 runTask(task)
@@ -225,15 +259,17 @@ internal class Worker(
             }
             if (++tick == pool.globalCheckInterval) {
                 tick = 0
-                (pollGlobal() ?: pool.fair.poll() ?: deque.pollOldest()?.also { localPops++ })?.let { return it }
+                (pollDueTimers() ?: pollGlobal() ?: pool.fair.poll() ?: deque.pollOldest()?.also { localPops++ })?.let { return it }
             }
             deque.pop()?.let {
                 localPops++
                 return it
             }
+            pollDueTimers()?.let { return it }
             pollGlobal()?.let { return it }
             pool.fair.poll()?.let { return it }
             if (keyed != null) pollKeyed(keyed)?.let { return it }
+            takeOthersDueTimers()?.let { return it }
             val spinRounds = pool.options.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
             // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does
@@ -247,6 +283,7 @@ internal class Worker(
                 repeat(SPIN_WAITS_PER_ROUND) { onSpinWait() }
                 scanOthers()?.let { return it }
                 if (keyed != null) pollKeyed(keyed)?.let { return it }
+                takeOthersDueTimers()?.let { return it }
             }
             if (!parkIdle()) return null
         }
@@ -254,6 +291,75 @@ internal class Worker(
 
     private fun pollKeyed(keyed: KeyedQueue): Runnable? =
         keyed.poll()?.also { keyedPops++ }
+
+    /** Owner only: buffer for due timers taken from a heap. */
+    private val dueTimers = arrayOfNulls<Timer>(TIMER_BATCH)
+
+    /** Takes this worker's own due timers (a volatile read when it has none pending). */
+    private fun pollDueTimers(): Runnable? {
+        val heap = timers ?: return null
+        if (heap.earliest == null) return null
+        val now = System.nanoTime()
+        if (!heap.isDue(now)) return null
+        return runDueTimers(heap.pollDue(now, dueTimers, TIMER_BATCH), now)
+    }
+
+    /**
+     * Takes due timers from another core worker's heap, never waiting for its lock: that
+     * worker is busy, blocked, or about to take them itself.
+     */
+    private fun takeOthersDueTimers(): Runnable? {
+        var now = 0L
+        var clockRead = false
+        for (i in 0 until pool.parallelism) {
+            val victim = pool.workers.getOrNull(i) ?: continue
+            val heap = victim.timers ?: continue
+            if (victim === this || heap.earliest == null) continue
+            if (!clockRead) {
+                now = System.nanoTime()
+                clockRead = true
+            }
+            if (!heap.isDue(now)) continue
+            val n = heap.tryPollDue(now, dueTimers, TIMER_BATCH)
+            if (n > 0) {
+                timersStolen += n
+                return runDueTimers(n, now)
+            }
+        }
+        return null
+    }
+
+    /**
+     * The [n] due timers in [dueTimers], earliest first: returns the first to run now and pushes
+     * the rest onto the own deque so that they pop in deadline order and can be stolen.
+     */
+    private fun runDueTimers(n: Int, now: Long): Runnable? {
+        if (n == 0) return null
+        timersFired += n
+        for (k in n - 1 downTo 0) {
+            val t = dueTimers[k]!!
+            dueTimers[k] = null
+            val late = now - t.deadline
+            if (late >= LATE_TIMER_NANOS) reportLateTimer(t, late)
+            if (k > 0) deque.push(t)
+            else {
+                if (n > 1) pool.signalAfterPublish()
+                return t
+            }
+        }
+        return null
+    }
+
+    private fun reportLateTimer(t: Timer, lateNanos: Long) {
+        val event = LateTimerEvent()
+        if (event.isEnabled) {
+            event.pool = pool.name
+            event.worker = index
+            event.timerClass = t.javaClass.simpleName
+            event.lateness = lateNanos
+            event.commit()
+        }
+    }
 
     /** Owner only: buffer for [pollGlobal]'s batches. */
     private val batch = arrayOfNulls<Runnable>(GLOBAL_BATCH)
@@ -341,7 +447,7 @@ internal class Worker(
         pool.idle.pushIdle(idleNode)
         // Re-scan after the fenced push (see IdleControl): any work published before a
         // producer read ctl without seeing this worker idle is visible here.
-        if (pool.hasVisibleWork() || hasKeyedWork()) {
+        if (pool.hasVisibleWork() || hasOwnWork()) {
             pool.idle.wakeSelf(idleNode)
             return true
         }
@@ -350,15 +456,16 @@ internal class Worker(
     }
 
     /**
-     * Parks while this worker is idle ([IdleControl.parkWhileIdle]: a core worker without a
-     * time limit, an extra one for its keep-alive, then it retires), counting the park.
+     * Parks while this worker is idle ([IdleControl.parkWhileIdle]: a core worker until woken
+     * or until its earliest timer is due, an extra one for its keep-alive, then it retires),
+     * counting the park.
      * Returns false if it retired.
      */
     private fun awaitWakeUp(): Boolean {
         val event = ParkEvent()
         event.begin()
         val keepAlive = if (isExtra) pool.keepAliveNanos else Long.MAX_VALUE
-        when (pool.idle.parkWhileIdle(idleNode, keepAlive, pool, hasKeyedWork)) {
+        when (pool.idle.parkWhileIdle(idleNode, keepAlive, pool, hasOwnWork, nanosToOwnDeadline)) {
             IdleControl.PARK_CLAIMED_BEFORE -> return true
             IdleControl.PARK_RETIRED -> {
                 parks++
@@ -396,5 +503,11 @@ internal class Worker(
 
         /** Spin-waits between two steal rounds of a searching worker (a few microseconds). */
         const val SPIN_WAITS_PER_ROUND = 64
+
+        /** Due timers taken from a heap at once. */
+        const val TIMER_BATCH = 32
+
+        /** A timer that fires this late (from its deadline to being taken) is reported as a [LateTimerEvent]. */
+        const val LATE_TIMER_NANOS = 20_000_000L
     }
 }

@@ -78,7 +78,7 @@ open class IdleControlLincheckModel {
         }
         if (parked[i]) { // a producer claimed the node: the parked thread runs again
             parked[i] = false
-            check(idle.parkWhileIdle(node, Long.MAX_VALUE, this) { false } == IdleControl.PARK_CLAIMED_BEFORE)
+            check(idle.parkWhileIdle(node, Long.MAX_VALUE, this, { false }) == IdleControl.PARK_CLAIMED_BEFORE)
         }
         idle.beginSearch(node)
         if (take()) {

@@ -14,7 +14,11 @@ import kotlinx.coroutines.withContext
 import java.io.File
 import java.nio.file.Files
 import java.nio.file.Path
+import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.withTimeout
+import java.util.concurrent.TimeUnit
 
 // Every Kotlin snippet of README.md, verbatim between the `// README:` markers, so the README
 // cannot drift from the API. (The Java snippets are samples/.../ReadmeJava.java and QuickStart.java,
@@ -170,5 +174,21 @@ class ReadmeSpec : FunSpec({
         } finally {
             Files.deleteIfExists(file)
         }
+    }
+
+    test("timers") {
+        val beats = java.util.concurrent.atomic.AtomicInteger()
+        // README: timers
+        val answer = StealingDispatcher(parallelism = 2, name = "timers").use { pool ->
+            val heartbeat = pool.executor.scheduleAtFixedRate({ beats.incrementAndGet() }, 0, 100, TimeUnit.MILLISECONDS)
+            val reply = runBlocking(pool) {
+                withTimeout(1.seconds) { delay(10.milliseconds); "on time" } // both timers live on the pool's workers
+            }
+            heartbeat.cancel(false) // removed at once (periodic tasks also stop at close())
+            reply
+        }
+        // README: end
+        answer shouldBe "on time"
+        (beats.get() >= 1) shouldBe true
     }
 })

@@ -79,6 +79,16 @@ class StealingMetricsSpec : FunSpec({
         m.gauge("stealing.threads.idle") shouldBe pool.stats().idleThreads.toDouble()
         m.gauge("executor.queued") shouldBe 0.0
 
+        // Timers: one pending, one cancelled, one fired.
+        val pending = pool.executor.schedule(Runnable { }, 1, TimeUnit.HOURS)
+        m.gauge("stealing.timers.pending") shouldBe 1.0
+        pending.cancel(false)
+        m.gauge("stealing.timers.pending") shouldBe 0.0
+        m.counter("stealing.timers.cancelled") shouldBe 1.0
+        pool.executor.schedule(Runnable { }, 1, TimeUnit.MILLISECONDS).get(10, TimeUnit.SECONDS)
+        m.counter("stealing.timers.fired") shouldBe 1.0
+        m.counter("stealing.timers.stolen") shouldBe pool.stats().timersStolen.toDouble()
+
         pool.close()
         shouldThrow<RejectedExecutionException> { pool.executor.execute { } }
         m.counter("stealing.rejected") shouldBe 1.0

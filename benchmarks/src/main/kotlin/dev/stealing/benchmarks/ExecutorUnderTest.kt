@@ -11,6 +11,8 @@ import java.util.concurrent.Executor
 import java.util.concurrent.ExecutorService
 import java.util.concurrent.Executors
 import java.util.concurrent.ForkJoinPool
+import java.util.concurrent.ScheduledExecutorService
+import java.util.concurrent.ScheduledThreadPoolExecutor
 import java.util.concurrent.ThreadFactory
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
@@ -29,6 +31,13 @@ import java.util.concurrent.atomic.AtomicInteger
  * | `tpe` | `Executors.newFixedThreadPool(parallelism)` |
  * | `lock` | the single-lock pool of part 1 of Joe Duffy's 2008 thread-pool series, [LockPool] |
  * | `lockwsq` | the lock + work-stealing-queue pool of part 3 of that series, [LockWsqPool] |
+ * | `stpe` | `ScheduledThreadPoolExecutor(parallelism)`, the JDK's scheduled executor; as dispatcher via `asCoroutineDispatcher()` (timer workloads only) |
+ *
+ * Timers: `stealing` keeps them on its workers; `default` uses kotlinx's `DefaultExecutor`
+ * thread; `fjp` uses the pool's own `schedule` on JDK 25 and later (kotlinx's executor
+ * dispatchers use `schedule` when the executor is a `ScheduledExecutorService`, which
+ * `ForkJoinPool` is from JDK 25 on: [forkJoinPoolSchedules]) and kotlinx's `DefaultExecutor` on
+ * JDK 17.
  *
  * Parallelism is the number of available processors for all of them (`Dispatchers.Default`
  * uses `max(2, cores)`, which is the same on the 2-core machines this runs on). Create one per
@@ -62,12 +71,29 @@ class ExecutorUnderTest private constructor(
 
     override fun toString(): String = id
 
+    /**
+     * This executor as a `ScheduledExecutorService`: ours (`pool.executor`), `stpe`, and `fjp` on
+     * JDK 25 and later; null for the others.
+     */
+    val scheduler: ScheduledExecutorService? get() = executor as? ScheduledExecutorService
+
     companion object {
         /** Every executor id, in the order tables list them. */
-        val ALL: List<String> = listOf("stealing", "stealing-inline", "stealing-forkjoin", "default", "fjp", "tpe", "lock", "lockwsq")
+        val ALL: List<String> = listOf("stealing", "stealing-inline", "stealing-forkjoin", "default", "fjp", "tpe", "lock", "lockwsq", "stpe")
 
-        /** The executors of Executor-path workloads (`stealing-inline` and `stealing-forkjoin` would be the same as `stealing`). */
-        val EXECUTORS: List<String> = ALL - "stealing-inline" - "stealing-forkjoin"
+        /**
+         * The executors of Executor-path workloads (`stealing-inline` and `stealing-forkjoin` would
+         * be the same as `stealing`; `stpe` runs the timer workloads only).
+         */
+        val EXECUTORS: List<String> = ALL - "stealing-inline" - "stealing-forkjoin" - "stpe"
+
+        /**
+         * Whether this JVM's `ForkJoinPool` is a `ScheduledExecutorService` (JDK 25 and later):
+         * then `fjp` has `schedule`, and its coroutine dispatcher runs `delay` and `withTimeout` on
+         * the pool's own timers; before that, kotlinx sends them to its `DefaultExecutor` thread.
+         * Checked at run time: the module is compiled against the JDK 17 API.
+         */
+        val forkJoinPoolSchedules: Boolean = ScheduledExecutorService::class.java.isAssignableFrom(ForkJoinPool::class.java)
 
         val CORES: Int = Runtime.getRuntime().availableProcessors()
 
@@ -107,6 +133,11 @@ class ExecutorUnderTest private constructor(
                     val name = "bench-lockwsq"
                     val pool = LockWsqPool(parallelism, name)
                     ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, false, null, null, "$name-") { pool.close() }
+                }
+                "stpe" -> {
+                    val name = "bench-stpe"
+                    val pool = ScheduledThreadPoolExecutor(parallelism, namedDaemons(name))
+                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, false, null, null, "$name-") { shutdownAndJoin(pool) }
                 }
                 else -> throw IllegalArgumentException("executor must be one of $ALL, was '$id'")
             }

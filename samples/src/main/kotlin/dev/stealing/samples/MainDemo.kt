@@ -18,7 +18,7 @@ import kotlin.system.exitProcess
  * [Dispatchers.Default] and on a `ForkJoinPool` used as a dispatcher, alternating them, and the
  * median times of each.
  *
- * Run: `mvn -q -pl samples -am compile exec:java`
+ * Run: `mvn -q -pl samples exec:java`
  */
 fun main() {
     val n = 27

@@ -1,5 +1,6 @@
 package dev.stealing.benchmarks.report
 
+import dev.stealing.benchmarks.DelayStorm
 import dev.stealing.benchmarks.DispatchDrain
 import dev.stealing.benchmarks.ExecutorUnderTest
 import dev.stealing.benchmarks.FanOut
@@ -8,6 +9,8 @@ import dev.stealing.benchmarks.MergeSort
 import dev.stealing.benchmarks.Queens
 import dev.stealing.benchmarks.NoopFlood
 import dev.stealing.benchmarks.PingPong
+import dev.stealing.benchmarks.ScheduleFlood
+import dev.stealing.benchmarks.WithTimeoutCalls
 import dev.stealing.benchmarks.YieldStorm
 import java.io.File
 import java.lang.management.ManagementFactory
@@ -169,6 +172,8 @@ class Workload(
     val run: (ExecutorUnderTest) -> Map<String, Double>,
     /** Figures that are not times (no ratios, no chart), printed in their own section. */
     val extras: List<Metric> = emptyList(),
+    /** A line printed under the table (and in `report.md`) when this workload ran, or null. */
+    val note: String? = null,
 )
 
 class Report(private val options: Options) {
@@ -178,6 +183,21 @@ class Report(private val options: Options) {
     private val pingPongTrips = 10_000
     private val allocBatch = 1_000_000
     private var mergeSort: MergeSort? = null
+    private val timeoutCalls = 1_000_000
+    private var delayStorm: DelayStorm? = null
+    private var scheduleFlood: ScheduleFlood? = null
+
+    /** Executors of the coroutine timer workloads; `fjp` has its own timers on JDK 25 only. */
+    private val timerCoroutineExecutors = listOf("stealing", "default", "fjp")
+
+    /** Executors of the Java `schedule` workload: `fjp` only where ForkJoinPool has `schedule` (JDK 25+). */
+    private val schedulers = listOf("stealing", "stpe") + if (ExecutorUnderTest.forkJoinPoolSchedules) listOf("fjp") else emptyList()
+
+    private val fjpTimers = if (ExecutorUnderTest.forkJoinPoolSchedules) {
+        "fjp's timers are its own (`ForkJoinPool` is a `ScheduledExecutorService` on this JDK)"
+    } else {
+        "fjp's timers are kotlinx's `DefaultExecutor` thread (`ForkJoinPool` has no `schedule` before JDK 25)"
+    }
 
     private fun ms(nanos: Long) = nanos / 1e6
 
@@ -297,6 +317,70 @@ class Report(private val options: Options) {
                 val bytes = after.entries.sumOf { (tid, b) -> b - (before[tid] ?: 0L) }
                 mapOf("alloc" to bytes.toDouble() / allocBatch)
             },
+        ),
+        Workload(
+            "timer-timeout",
+            listOf(Metric("timer-timeout", "withTimeout(10 s) { ~0.1 us step }, 1M calls (wall time per call)", "ns", "withTimeout")),
+            timerCoroutineExecutors,
+            { ex ->
+                val t = timed { WithTimeoutCalls.run(ex, timeoutCalls, options.parallelism) }
+                mapOf("timer-timeout" to t * 1e6 / timeoutCalls)
+            },
+            note = "timer-timeout: ${options.parallelism} coroutines share the 1M calls; Default's timers are kotlinx's `DefaultExecutor` thread, $fjpTimers.",
+        ),
+        Workload(
+            "timer-timeout-control",
+            listOf(Metric("timer-timeout-control", "control: coroutineScope { same step }, no timer, 1M calls (per call)", "ns", "scope (control)")),
+            timerCoroutineExecutors,
+            { ex ->
+                val t = timed { WithTimeoutCalls.run(ex, timeoutCalls, options.parallelism, timeout = false) }
+                mapOf("timer-timeout-control" to t * 1e6 / timeoutCalls)
+            },
+            note = "timer-timeout-control: the same loop with `coroutineScope` instead of `withTimeout` (no timer): timer-timeout minus this is about what the timer costs per call on each executor.",
+        ),
+        Workload(
+            "timer-delay",
+            listOf(
+                Metric("timer-delay-wall", "100k coroutines x 10 delay(1-10 ms): wall time", "ms", "delay wall"),
+                Metric("timer-delay-p99", "100k coroutines x 10 delay(1-10 ms): p99 lateness", "ms", "delay p99 late"),
+                Metric("timer-delay-cpu", "100k coroutines x 10 delay(1-10 ms): process CPU", "ms", "delay CPU"),
+            ),
+            timerCoroutineExecutors,
+            { ex ->
+                val storm = delayStorm ?: DelayStorm().also { delayStorm = it }
+                val r = storm.run(ex)
+                mapOf(
+                    "timer-delay-wall" to ms(r.wallNanos),
+                    "timer-delay-p99" to ms(r.p99LatenessNanos),
+                    "timer-delay-cpu" to ms(r.cpuNanos),
+                    "timer-delay-p50" to ms(r.p50LatenessNanos),
+                )
+            },
+            extras = listOf(Metric("timer-delay-p50", "delay storm: median lateness, ms", "ms", "delay p50 late")),
+            note = "timer-delay: lateness = time slept minus time asked, per delay (1M of them); CPU = the whole process's (all threads); $fjpTimers.",
+        ),
+        Workload(
+            "timer-schedule",
+            listOf(
+                Metric("timer-schedule-submit", "1M schedule(task, 0-10 ms) from one thread: submitting", "ms", "sched submit"),
+                Metric("timer-schedule-p99", "1M schedule(task, 0-10 ms): p99 lateness", "ms", "sched p99 late"),
+                Metric("timer-schedule-total", "1M schedule(task, 0-10 ms): first submit to all run", "ms", "sched 1M"),
+            ),
+            schedulers,
+            { ex ->
+                val flood = scheduleFlood ?: ScheduleFlood().also { scheduleFlood = it }
+                val r = flood.run(ex)
+                mapOf(
+                    "timer-schedule-submit" to ms(r.submitNanos),
+                    "timer-schedule-p99" to ms(r.p99LatenessNanos),
+                    "timer-schedule-total" to ms(r.totalNanos),
+                    "timer-schedule-p50" to ms(r.p50LatenessNanos),
+                )
+            },
+            extras = listOf(Metric("timer-schedule-p50", "schedule flood: median lateness, ms", "ms", "sched p50 late")),
+            note = "timer-schedule: stealing = `pool.executor`, stpe = `ScheduledThreadPoolExecutor(${options.parallelism})`" +
+                (if (ExecutorUnderTest.forkJoinPoolSchedules) ", fjp = `ForkJoinPool(${options.parallelism}).schedule`" else "; no fjp row: `ForkJoinPool` has no `schedule` before JDK 25") +
+                "; throughput target as time: >= 2x STPE's throughput = <= 0.5 x its time.",
         ),
     ).filter { options.only == null || options.only.containsMatchIn(it.id) }
 

@@ -77,6 +77,10 @@ class ReportOutput(
             "fanout-100x10000" to "stealing" -> listOf(speedup(metric, ours, 8.0), vs("default", 0.8, "Default"))
             "ping-pong-pool" to "stealing", "ping-pong-caller" to "stealing" -> listOf(vs("default", 1.0, "Default"))
             "alloc" to "stealing" -> listOf(Verdict(ours < 0.5, "0 B/dispatch (%.2f)".format(ours)))
+            "timer-timeout" to "stealing", "timer-delay-cpu" to "stealing" -> listOf(vs("default", 0.5, "Default"))
+            "timer-delay-p99" to "stealing" -> listOf(vs("default", 1.0, "Default"))
+            // Throughput >= 2x STPE's and >= FJP's (JDK 25), as time: <= 0.5 x and <= 1.0 x.
+            "timer-schedule-total" to "stealing" -> listOf(vs("stpe", 0.5, "STPE"), vs("fjp", 1.0, "FJP"))
             else -> return ""
         }
         val parts = vs.filterNotNull()
@@ -177,7 +181,9 @@ class ReportOutput(
             ExecutorUnderTest.ALL.filter { it in idle }.joinToString(", ") { "$it %.3f%%".format(idle.getValue(it)) },
     )
 
-    private fun printExtras() = extrasLines().forEach { println(it) }
+    private fun printExtras() = (extrasLines() + notes()).forEach { println(it) }
+
+    private fun notes(): List<String> = workloads.mapNotNull { it.note }
 
     private fun machine(): List<String> {
         val cpu = runCatching {
@@ -207,7 +213,7 @@ class ReportOutput(
             "Median of the measured rounds; spread = min - max; ratios are our executor's median over the peer's (lower is better; " +
             "for the allocation row, bytes over bytes). Executors: `stealing` = StealingDispatcher (`await`), `stealing-inline` = the same " +
             "with `awaitInline`, `stealing-forkjoin` = the same with `forkJoin` instead of `async`, `default` = Dispatchers.Default, `fjp` = ForkJoinPool (RecursiveTask for fork/join), " +
-            "`tpe` = fixed ThreadPoolExecutor, `lock` / `lockwsq` = Duffy's 2008 pools (benchmarks/README.md).")
+            "`tpe` = fixed ThreadPoolExecutor, `lock` / `lockwsq` = Duffy's 2008 pools, `stpe` = ScheduledThreadPoolExecutor (benchmarks/README.md).")
         if (options.quick) {
             appendLine()
             appendLine("**Quick mode**: few rounds; the figures are indicative only. Run without `--quick` (on an otherwise idle machine) for the figures to quote.")
@@ -217,7 +223,7 @@ class ReportOutput(
         appendLine(header.joinToString(" | ", "| ", " |") { if (it in setOf("median", "min - max", "x Default", "x FJP")) "---:" else "---" })
         for (r in rows) appendLine(cells(r).joinToString(" | ", "| ", " |") { it.replace("|", "\\|") })
         appendLine()
-        val extras = extrasLines()
+        val extras = extrasLines() + notes()
         if (extras.isNotEmpty()) {
             extras.forEach { appendLine("- $it") }
             appendLine()
@@ -296,6 +302,7 @@ class ReportOutput(
             "tpe" to java.awt.Color(0x9467bd),
             "lock" to java.awt.Color(0xd62728),
             "lockwsq" to java.awt.Color(0x8c564b),
+            "stpe" to java.awt.Color(0xe377c2),
         )
 
         fun median(values: List<Double>): Double {

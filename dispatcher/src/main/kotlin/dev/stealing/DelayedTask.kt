@@ -1,0 +1,88 @@
+package dev.stealing
+
+import java.util.concurrent.Callable
+import java.util.concurrent.Delayed
+import java.util.concurrent.FutureTask
+import java.util.concurrent.RunnableScheduledFuture
+import java.util.concurrent.TimeUnit
+
+/**
+ * A task of [StealingExecutorService.schedule], [StealingExecutorService.scheduleAtFixedRate]
+ * or [StealingExecutorService.scheduleWithFixedDelay], with `ScheduledThreadPoolExecutor`'s
+ * semantics: cancelling removes it from its heap at once; a periodic task that throws (or is
+ * cancelled) runs no more, and its future then holds the exception; a periodic task's future
+ * never completes normally; after `shutdown()` a periodic task runs no more while a one-shot
+ * task still runs at its time.
+ *
+ * The future's state is a [FutureTask]'s ([body]): it decides between running and cancelling.
+ */
+internal class DelayedTask<V>(
+    deadline: Long,
+    callable: Callable<V>,
+    /** 0 for one-shot; positive: fixed rate; negative: fixed delay of -period (as `ScheduledThreadPoolExecutor`). */
+    private val period: Long,
+    private val pool: WorkStealingPool,
+) : Timer(deadline), RunnableScheduledFuture<V> {
+    private class Body<V>(callable: Callable<V>) : FutureTask<V>(callable) {
+        fun runOnePeriod(): Boolean = runAndReset()
+    }
+
+    private val body = Body(callable)
+
+    override fun run() {
+        if (period == 0L) {
+            body.run()
+            return
+        }
+        if (pool.isShutdown()) { // periodic tasks stop at shutdown
+            cancel(false)
+            return
+        }
+        if (!body.runOnePeriod()) return // it threw or was cancelled: no more runs
+        val next = if (period > 0) deadline + period else deadlineAfterNanos(-period)
+        deadline = if (next - System.nanoTime() > MAX_DELAY_NANOS) deadlineAfterNanos(MAX_DELAY_NANOS) else next
+        if (!pool.addTimer(this)) { // refused: the pool is shut down
+            cancel(false)
+            return
+        }
+        // A cancel() or a shutdown() that came between the run and the add found this task in
+        // no heap. Dekker pairs: the add writes `heap` (volatile) before this reads the future's
+        // state, cancel() writes that state before it reads `heap`; shutdown() writes the run
+        // state before it locks this heap to stop periodic tasks, and the add locks it too.
+        if (body.isCancelled) pool.removeTimer(this) else if (pool.isShutdown()) cancel(false)
+    }
+
+    override fun cancel(mayInterruptIfRunning: Boolean): Boolean {
+        val cancelled = body.cancel(mayInterruptIfRunning)
+        if (cancelled) pool.timerCancelled(this)
+        return cancelled
+    }
+
+    override fun isCancelled(): Boolean = body.isCancelled
+    override fun isDone(): Boolean = body.isDone
+    override fun get(): V = body.get()
+    override fun get(timeout: Long, unit: TimeUnit): V = body.get(timeout, unit)
+    override fun isPeriodic(): Boolean = period != 0L
+
+    /** Time left until it is due (negative if overdue); a plain read of the deadline, which a 64-bit JVM never tears. */
+    override fun getDelay(unit: TimeUnit): Long = unit.convert(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)
+
+    override fun compareTo(other: Delayed): Int {
+        if (other === this) return 0
+        if (other is Timer) {
+            val d = deadline - other.deadline
+            return if (d < 0) -1 else if (d > 0) 1 else seq.compareTo(other.seq)
+        }
+        return getDelay(TimeUnit.NANOSECONDS).compareTo(other.getDelay(TimeUnit.NANOSECONDS))
+    }
+
+    /** The pool stopped before it ran: cancelled, and handed back by `shutdownNow()`. */
+    override fun abandon(why: String): Boolean {
+        cancel(false)
+        return true
+    }
+
+    override val stopsAtShutdown: Boolean get() = period != 0L
+
+    override fun toString(): String = "DelayedTask[${if (period == 0L) "one-shot" else "periodic"}, $body]"
+}

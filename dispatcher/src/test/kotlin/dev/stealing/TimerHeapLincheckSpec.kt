@@ -1,0 +1,165 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import org.jetbrains.lincheck.datastructures.IntGen
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions
+import org.jetbrains.lincheck.datastructures.Operation
+import org.jetbrains.lincheck.datastructures.Param
+import org.jetbrains.lincheck.datastructures.StressOptions
+
+/** Deadlines of the model's five timers; [NOW] makes ids 0, 1, 2 and 4 due. Two share a deadline. */
+private val DEADLINES = longArrayOf(10, 20, 20, 30, 5)
+private const val NOW = 20L
+private const val BATCH = 2
+
+private class ModelTimer(val id: Int) : Timer(DEADLINES[id]) {
+    override fun run() {}
+    override fun abandon(why: String): Boolean = false
+}
+
+/**
+ * A worker's timer heap under Lincheck: adds, removals (a cancel from any thread), takes of due
+ * timers in batches, the published earliest timer and a closing drain, all from any thread.
+ * Linearizable against [SequentialTimerHeap]. Each timer is added at most once per scenario
+ * (as a real timer is in at most one heap at a time): a second add of an id answers "used".
+ * Adds come from one thread at a time, like a worker adding its own timers (the "used" check
+ * would otherwise race with the add it guards, a flaw of the model, not of the heap); removals,
+ * takes, reads and the close come from every thread.
+ */
+@Param(name = "id", gen = IntGen::class, conf = "0:4")
+class TimerHeapLincheckModel {
+    private val heap = TimerHeap()
+    private val timers = Array(DEADLINES.size) { ModelTimer(it) }
+    private val used = BooleanArray(DEADLINES.size) // only the adder group touches it
+
+    @Operation(nonParallelGroup = "adder")
+    fun add(@Param(name = "id") id: Int): String {
+        if (used[id]) return "used"
+        used[id] = true
+        return when (heap.add(timers[id])) {
+            TimerHeap.CLOSED -> "closed"
+            TimerHeap.ADDED_EARLIEST -> "earliest"
+            else -> "added"
+        }
+    }
+
+    @Operation
+    fun remove(@Param(name = "id") id: Int): Boolean = heap.remove(timers[id])
+
+    @Operation
+    fun pollDue(): List<Int> {
+        val into = arrayOfNulls<Timer>(BATCH)
+        val n = heap.pollDue(NOW, into, BATCH)
+        return (0 until n).map { (into[it] as ModelTimer).id }
+    }
+
+    @Operation
+    fun earliest(): Int = (heap.earliest as ModelTimer?)?.id ?: -1
+
+    @Operation
+    fun closeAndDrain(): List<Int> {
+        val drained = ArrayList<Int>()
+        heap.drain(close = true) { drained += (it as ModelTimer).id }
+        return drained.sorted()
+    }
+}
+
+/** The sequential specification: a set of timers ordered by deadline, then by order of addition. */
+class SequentialTimerHeap {
+    private val used = BooleanArray(DEADLINES.size)
+    private val present = ArrayList<Pair<Int, Long>>() // id, sequence
+    private var seq = 0L
+    private var closed = false
+
+    private fun ordered() = present.sortedWith(compareBy({ DEADLINES[it.first] }, { it.second }))
+
+    fun add(id: Int): String {
+        if (used[id]) return "used"
+        used[id] = true
+        if (closed) return "closed"
+        present += id to seq++
+        return if (ordered().first().first == id) "earliest" else "added"
+    }
+
+    fun remove(id: Int): Boolean = present.removeIf { it.first == id }
+
+    fun pollDue(): List<Int> {
+        val taken = ordered().filter { DEADLINES[it.first] <= NOW }.take(BATCH).map { it.first }
+        present.removeIf { it.first in taken }
+        return taken
+    }
+
+    fun earliest(): Int = ordered().firstOrNull()?.first ?: -1
+
+    fun closeAndDrain(): List<Int> {
+        closed = true
+        val all = present.map { it.first }.sorted()
+        present.clear()
+        return all
+    }
+}
+
+class TimerHeapLincheckSpec : FunSpec({
+    test("sequential: 200,000 random adds, removals, takes and reads against a sorted reference") {
+        class T(deadline: Long) : Timer(deadline) {
+            override fun run() {}
+            override fun abandon(why: String): Boolean = false
+        }
+        val random = java.util.Random(42)
+        val heap = TimerHeap()
+        val reference = java.util.TreeSet<T>(Comparator { a, b -> if (a.before(b)) -1 else if (b.before(a)) 1 else 0 })
+        val all = Array(256) { T(0) }
+        val into = arrayOfNulls<Timer>(8)
+        var now = 0L
+        repeat(200_000 * stressMultiplier) {
+            when (random.nextInt(4)) {
+                0 -> { // add a timer that is in no heap, with a deadline that may tie
+                    val i = random.nextInt(all.size)
+                    if (all[i].heap == null && all[i] !in reference) {
+                        all[i] = T(now + random.nextInt(64)).also { heap.add(it); reference += it }
+                    }
+                }
+                1 -> { // remove one, present or not
+                    val t = all[random.nextInt(all.size)]
+                    val expected = reference.remove(t)
+                    if (heap.remove(t) != expected) throw AssertionError("remove($t) disagreed")
+                }
+                2 -> { // take what is due
+                    now += random.nextInt(8)
+                    val n = heap.pollDue(now, into, into.size)
+                    for (k in 0 until n) {
+                        val expected = reference.pollFirst()
+                        if (into[k] !== expected || expected!!.deadline > now) throw AssertionError("took ${into[k]}, expected $expected")
+                    }
+                    val next = reference.firstOrNull()
+                    if (n < into.size && next != null && next.deadline <= now) throw AssertionError("left a due timer")
+                }
+                else -> {}
+            }
+            if (heap.earliest !== reference.firstOrNull()) throw AssertionError("earliest is ${heap.earliest}, expected ${reference.firstOrNull()}")
+            if (heap.size != reference.size) throw AssertionError("size ${heap.size}, expected ${reference.size}")
+        }
+    }
+
+    test("model checking: add, remove, take due, earliest and close from three threads") {
+        ModelCheckingOptions()
+            .threads(3)
+            .actorsPerThread(3)
+            .actorsBefore(2)
+            .iterations(4 * stressMultiplier) // the lock's internals make each scenario costly to explore
+            .invocationsPerIteration(300)
+            .sequentialSpecification(SequentialTimerHeap::class.java)
+            .check(TimerHeapLincheckModel::class)
+    }
+
+    test("stress: add, remove, take due, earliest and close from three threads") {
+        StressOptions()
+            .threads(3)
+            .actorsPerThread(4)
+            .actorsBefore(2)
+            .iterations(5 * stressMultiplier)
+            .invocationsPerIteration(2_000)
+            .sequentialSpecification(SequentialTimerHeap::class.java)
+            .check(TimerHeapLincheckModel::class)
+    }
+})
