@@ -29,8 +29,9 @@ internal object RunState {
  * Ends a queued [task] that will never run because [why]: a [ForkedTask] or a [DelayedTask] is
  * cancelled (so its joiners end), a coroutine continuation has its job cancelled and completes
  * on `Dispatchers.IO` (as kotlinx's executor dispatchers do on rejection), a coroutine timer is
- * abandoned ([Timer.abandon]). Returns false, doing nothing, for any other `Runnable`: the
- * caller hands it back, reports it or drops it.
+ * abandoned ([Timer.abandon]), a `forkJoin` half is dropped (its caller, which is still running
+ * or has a continuation of its own, takes it back). Returns false, doing nothing, for any other
+ * `Runnable`: the caller hands it back, reports it or drops it.
  */
 internal fun discard(task: Runnable, why: String): Boolean = when (task) {
     is ForkedTask<*> -> {
@@ -45,6 +46,8 @@ internal fun discard(task: Runnable, why: String): Boolean = when (task) {
         task.abandon(why)
         true
     }
+    // Its caller takes it back (ForkJoin.kt): it is still unclaimed, or a dead entry.
+    is ForkHalf<*> -> true
     else -> false
 }
 
@@ -94,7 +97,11 @@ internal fun WorkStealingPool.stop(): List<Runnable> {
     val handedBack = ArrayList<Runnable>(unstarted.size)
     for (task in unstarted) {
         val ended = discard(task, "The task was rejected: $name stopped")
-        if (!ended || task is ForkedTask<*> || task is DelayedTask<*>) handedBack += task else if (task !is Timer) rejected.increment()
+        when {
+            !ended || task is ForkedTask<*> || task is DelayedTask<*> -> handedBack += task
+            task is Timer || task is ForkHalf<*> -> {} // counted by abandon(); run by its caller
+            else -> rejected.increment()
+        }
     }
     wakeAllForExit()
     lock.withLock { tryTerminateLocked() }

@@ -37,6 +37,7 @@ internal fun WorkStealingPool.stats(): StealingStats {
         failed = t.failed + externalFailed.sum(), cancelled = t.cancelledSkipped,
         rejected = rejected.sum(), globalQueueDepth = global.size(), workerQueueDepths = depths,
         affinityPops = t.keyedPops, affinityQueueDepths = keyedDepths,
+        forks = t.forks, forksInlined = t.forksInlined, forksStolen = t.forksStolen,
         fairQueues = fair.queues().map { it.stats() },
         pendingTimers = timerDepths, timersFromOutside = timersFromOutside.sum(), timersFired = t.timersFired,
         timersStolen = t.timersStolen, timersCancelled = t.timersCancelled + timersCancelled.sum(),
@@ -97,6 +98,7 @@ internal class WorkerTotals {
     var executed = 0L; var localPops = 0L; var globalPops = 0L; var stealAttempts = 0L
     var steals = 0L; var parks = 0L; var wakeups = 0L; var inlined = 0L; var helped = 0L
     var blockedJoins = 0L; var failed = 0L; var cancelledSkipped = 0L; var keyedPops = 0L
+    var forks = 0L; var forksInlined = 0L; var forksStolen = 0L
     var timersFired = 0L; var timersStolen = 0L; var timersCancelled = 0L
 
     /** Adds [w]'s counters (racy reads of the owner's plain fields). */
@@ -105,6 +107,7 @@ internal class WorkerTotals {
         stealAttempts += w.stealAttempts; steals += w.steals; parks += w.parks; wakeups += w.wakeups
         inlined += w.inlined; helped += w.helped; blockedJoins += w.blockedJoins; failed += w.failed
         cancelledSkipped += w.cancelledSkipped; keyedPops += w.keyedPops
+        forks += w.forks; forksInlined += w.forksInlined; forksStolen += w.forksStolen
         timersFired += w.timersFired; timersStolen += w.timersStolen; timersCancelled += w.timersCancelled
     }
 
@@ -113,6 +116,7 @@ internal class WorkerTotals {
         stealAttempts += o.stealAttempts; steals += o.steals; parks += o.parks; wakeups += o.wakeups
         inlined += o.inlined; helped += o.helped; blockedJoins += o.blockedJoins; failed += o.failed
         cancelledSkipped += o.cancelledSkipped; keyedPops += o.keyedPops
+        forks += o.forks; forksInlined += o.forksInlined; forksStolen += o.forksStolen
         timersFired += o.timersFired; timersStolen += o.timersStolen; timersCancelled += o.timersCancelled
     }
 }

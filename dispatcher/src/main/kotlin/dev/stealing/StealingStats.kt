@@ -32,6 +32,11 @@ package dev.stealing
  * @property workerQueueDepths tasks waiting in each started worker's deque.
  * @property affinityPops keyed tasks workers took from their keyed queues.
  * @property affinityQueueDepths keyed tasks waiting in each core worker's keyed queue.
+ * @property forks halves that [forkJoin] (and [forkJoinAll]) offered to other workers.
+ * @property forksInlined offered halves that their caller took back and ran itself as a plain
+ *   call (or dropped, when the other half had failed or the caller was cancelled).
+ * @property forksStolen offered halves that a worker took and ran as a coroutine of their own
+ *   (another worker, or the same one while the caller was suspended).
  * @property pinning CPU pinning of core workers ([StealingOptions.pinThreads]): whether it is
  *   on, the CPUs, and why it did not take where it did not.
  * @property fairQueues each fair queue still in the rotation: name, weight, depth, executed.
@@ -73,6 +78,9 @@ public class StealingStats internal constructor(
     public val workerQueueDepths: List<Int>,
     public val affinityPops: Long,
     public val affinityQueueDepths: List<Int>,
+    public val forks: Long,
+    public val forksInlined: Long,
+    public val forksStolen: Long,
     public val fairQueues: List<FairQueueStats>,
     public val pendingTimers: List<Int>,
     public val timersFromOutside: Long,
@@ -98,7 +106,8 @@ public class StealingStats internal constructor(
             "stealAttempts=$stealAttempts, inlined=$inlined, helped=$helped, blockedJoins=$blockedJoins, " +
             "parks=$parks, unparks=$unparks, failed=$failed, cancelled=$cancelled, rejected=$rejected, " +
             "queuedTasks=$queuedTasks, globalQueueDepth=$globalQueueDepth, workerQueueDepths=$workerQueueDepths, " +
-            "affinityPops=$affinityPops, affinityQueueDepths=$affinityQueueDepths, fairQueues=$fairQueues, " +
+            "affinityPops=$affinityPops, affinityQueueDepths=$affinityQueueDepths, forks=$forks, " +
+            "forksInlined=$forksInlined, forksStolen=$forksStolen, fairQueues=$fairQueues, " +
             "pendingTimers=$pendingTimers, timersFromOutside=$timersFromOutside, timersFired=$timersFired, " +
             "timersStolen=$timersStolen, timersCancelled=$timersCancelled, pinning=$pinning)"
 

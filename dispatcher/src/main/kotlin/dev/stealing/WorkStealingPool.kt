@@ -143,6 +143,18 @@ internal class WorkStealingPool(
     }
 
     /**
+     * Publishes the second half of a `forkJoin` on [w]'s deque (ForkJoin.kt); false, and nothing
+     * queued, when the pool is stopping (the caller then runs both halves itself). Its own
+     * method, as [fork], for its own JIT profile.
+     */
+    fun forkHalf(w: Worker, half: ForkHalf<*>): Boolean {
+        if (isStopping()) return false
+        w.deque.push(half)
+        signalAfterPublish()
+        return true
+    }
+
+    /**
      * Queues [task] at the back of the global queue, wherever the caller is: the `yield()` path,
      * so every task already queued runs first.
      */

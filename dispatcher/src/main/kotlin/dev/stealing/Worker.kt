@@ -115,6 +115,9 @@ internal class Worker(
     @JvmField var failed = 0L
     @JvmField var cancelledSkipped = 0L
     @JvmField var keyedPops = 0L
+    @JvmField var forks = 0L // forkJoin halves published by this worker's callers
+    @JvmField var forksInlined = 0L // ... taken back by a caller running on this worker
+    @JvmField var forksStolen = 0L // ... claimed by this worker and run as a coroutine
     @JvmField var timersFired = 0L
     @JvmField var timersStolen = 0L
     @JvmField var timersCancelled = 0L

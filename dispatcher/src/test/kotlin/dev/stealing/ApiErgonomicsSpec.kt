@@ -124,7 +124,7 @@ class ApiErgonomicsSpec : FunSpec({
                 "injectedThreads", "retiredThreads", "presumedBlocked", "executed", "localPops", "globalPops",
                 "steals", "stealAttempts", "inlined", "helped", "blockedJoins", "parks", "unparks", "failed",
                 "cancelled", "rejected", "queuedTasks", "globalQueueDepth", "workerQueueDepths", "affinityPops",
-                "affinityQueueDepths", "fairQueues", "pinning",
+                "affinityQueueDepths", "forks", "forksInlined", "forksStolen", "fairQueues", "pinning",
             )) text shouldContain "$label="
             // No figure without a label: every value follows "label=".
             text.removePrefix("StealingStats(").removeSuffix(")").split(Regex(", (?=[a-zA-Z]+=)"))

@@ -25,9 +25,9 @@ import java.util.concurrent.TimeUnit
 // run by the build.)
 
 // README: quick-start
-suspend fun fib(n: Int): Int = if (n < 2) n else coroutineScope {
-    val left = async { fib(n - 1) }
-    fib(n - 2) + left.awaitInline() // still queued on this worker? then it runs right here
+suspend fun fib(n: Int): Int = if (n < 2) n else {
+    val (a, b) = forkJoin({ fib(n - 1) }, { fib(n - 2) }) // the second half is offered to idle workers;
+    a + b                                                 // if none took it, it ran right here, as a call
 }
 
 fun main() = runBlocking {
@@ -35,6 +35,13 @@ fun main() = runBlocking {
     StealingDispatcher(parallelism = 4, name = "compute").use { pool -> // an isolated pool
         println(withContext(pool) { (1..1_000).map { async { it.toLong() } }.awaitAll().sum() })
     }                                                                  // close(): runs what was queued, joins the threads
+}
+// README: end
+
+// README: await-inline
+suspend fun fibInline(n: Int): Int = if (n < 2) n else coroutineScope {
+    val left = async { fibInline(n - 1) }
+    fibInline(n - 2) + left.awaitInline() // still queued on this worker? then it runs right here
 }
 // README: end
 
@@ -69,6 +76,26 @@ class ReadmeSpec : FunSpec({
 
     test("the quick start runs") {
         main()
+        runBlocking { withContext(StealingDispatcher) { fib(20) to fibInline(20) } } shouldBe (6765 to 6765)
+    }
+
+    test("forkJoin and forkJoinAll") {
+        val files = listOf(File("../README.md"), File("../CHANGELOG.md"), File("pom.xml"))
+        runBlocking {
+            // README: forkjoin
+            suspend fun sumOfSquares(a: LongArray, lo: Int = 0, hi: Int = a.size): Long {
+                if (hi - lo <= 16_384) return (lo until hi).sumOf { a[it] * a[it] } // small enough: a plain loop
+                val mid = (lo + hi) ushr 1
+                val (left, right) = forkJoin({ sumOfSquares(a, lo, mid) }, { sumOfSquares(a, mid, hi) })
+                return left + right
+            }
+
+            val sizes = withContext(StealingDispatcher) { forkJoinAll(files.map { f -> suspend { f.length() } }) }
+            // README: end
+            sizes shouldBe files.map { it.length() }
+            val a = LongArray(100_000) { it.toLong() }
+            withContext(StealingDispatcher) { sumOfSquares(a) } shouldBe a.sumOf { it * it }
+        }
     }
 
     test("shared pool and isolated pools") {

@@ -69,7 +69,7 @@ class StealingMetricsSpec : FunSpec({
         failures.await(10, TimeUnit.SECONDS) shouldBe true
         eventually(10_000) { m.counter("stealing.failed") == 1.0 } shouldBe true
 
-        runBlocking { withContext(pool) { fib(20) } } shouldBe 6765
+        runBlocking { withContext(pool) { fibInline(20) } } shouldBe 6765 // the README's async + awaitInline fib
         eventually(10_000) { pool.stats().let { it.idleThreads == it.threads } } shouldBe true
         m.counter("stealing.inlined") shouldBeGreaterThan 0.0
         eventually(10_000) { m.counter("stealing.parks") > 0.0 } shouldBe true

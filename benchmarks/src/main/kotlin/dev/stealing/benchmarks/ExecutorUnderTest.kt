@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger
  * |---|---|
  * | `stealing` | ours: `StealingDispatcher(parallelism)`; coroutine workloads use plain `await` |
  * | `stealing-inline` | the same pool; coroutine workloads use `awaitInline` |
+ * | `stealing-forkjoin` | the same pool; divide-and-conquer coroutine workloads use `forkJoin` instead of `async` |
  * | `default` | `Dispatchers.Default` (shared, never closed); as Executor `Dispatchers.Default.asExecutor()` |
  * | `fjp` | `ForkJoinPool(parallelism)`; as dispatcher via `asCoroutineDispatcher()` |
  * | `tpe` | `Executors.newFixedThreadPool(parallelism)` |
@@ -50,7 +51,9 @@ class ExecutorUnderTest private constructor(
     val dispatcher: CoroutineDispatcher,
     /** Coroutine workloads use `awaitInline` instead of `await` (only `stealing-inline`). */
     val awaitInline: Boolean,
-    /** Non-null for `stealing` and `stealing-inline`: the pool itself (for `fork`). */
+    /** Divide-and-conquer coroutine workloads use `forkJoin` instead of `async` (only `stealing-forkjoin`). */
+    val forkJoin: Boolean,
+    /** Non-null for `stealing`, `stealing-inline` and `stealing-forkjoin`: the pool itself (for `fork`). */
     val stealing: StealingDispatcher?,
     /** Non-null for `fjp`: the pool itself (for `RecursiveTask`). */
     val forkJoinPool: ForkJoinPool?,
@@ -76,13 +79,13 @@ class ExecutorUnderTest private constructor(
 
     companion object {
         /** Every executor id, in the order tables list them. */
-        val ALL: List<String> = listOf("stealing", "stealing-inline", "default", "fjp", "tpe", "lock", "lockwsq", "stpe")
+        val ALL: List<String> = listOf("stealing", "stealing-inline", "stealing-forkjoin", "default", "fjp", "tpe", "lock", "lockwsq", "stpe")
 
         /**
-         * The executors of Executor-path workloads (`stealing-inline` would be the same as
-         * `stealing`; `stpe` runs the timer workloads only).
+         * The executors of Executor-path workloads (`stealing-inline` and `stealing-forkjoin` would
+         * be the same as `stealing`; `stpe` runs the timer workloads only).
          */
-        val EXECUTORS: List<String> = ALL - "stealing-inline" - "stpe"
+        val EXECUTORS: List<String> = ALL - "stealing-inline" - "stealing-forkjoin" - "stpe"
 
         /**
          * Whether this JVM's `ForkJoinPool` is a `ScheduledExecutorService` (JDK 25 and later):
@@ -97,13 +100,15 @@ class ExecutorUnderTest private constructor(
         fun create(id: String, parallelism: Int = CORES): ExecutorUnderTest {
             require(parallelism >= 1) { "parallelism must be >= 1, was $parallelism" }
             return when (id) {
-                "stealing", "stealing-inline" -> {
+                "stealing", "stealing-inline", "stealing-forkjoin" -> {
                     val name = "bench-$id"
                     val pool = StealingDispatcher(parallelism, name)
-                    ExecutorUnderTest(id, parallelism, pool.executor, pool, id == "stealing-inline", pool, null, "$name-worker-") { pool.close() }
+                    ExecutorUnderTest(
+                        id, parallelism, pool.executor, pool, id == "stealing-inline", id == "stealing-forkjoin", pool, null, "$name-worker-",
+                    ) { pool.close() }
                 }
                 "default" -> ExecutorUnderTest(
-                    id, parallelism, Dispatchers.Default.asExecutor(), Dispatchers.Default, false, null, null,
+                    id, parallelism, Dispatchers.Default.asExecutor(), Dispatchers.Default, false, false, null, null,
                     "DefaultDispatcher-worker-",
                 ) {}
                 "fjp" -> {
@@ -112,27 +117,27 @@ class ExecutorUnderTest private constructor(
                     val pool = ForkJoinPool(parallelism, { p ->
                         ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(p).apply { this.name = "$name-${counter.getAndIncrement()}" }
                     }, null, false)
-                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, null, pool, "$name-") { shutdownAndJoin(pool) }
+                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, false, null, pool, "$name-") { shutdownAndJoin(pool) }
                 }
                 "tpe" -> {
                     val name = "bench-tpe"
                     val pool = Executors.newFixedThreadPool(parallelism, namedDaemons(name))
-                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, null, null, "$name-") { shutdownAndJoin(pool) }
+                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, false, null, null, "$name-") { shutdownAndJoin(pool) }
                 }
                 "lock" -> {
                     val name = "bench-lock"
                     val pool = LockPool(parallelism, name)
-                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, null, null, "$name-") { pool.close() }
+                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, false, null, null, "$name-") { pool.close() }
                 }
                 "lockwsq" -> {
                     val name = "bench-lockwsq"
                     val pool = LockWsqPool(parallelism, name)
-                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, null, null, "$name-") { pool.close() }
+                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, false, null, null, "$name-") { pool.close() }
                 }
                 "stpe" -> {
                     val name = "bench-stpe"
                     val pool = ScheduledThreadPoolExecutor(parallelism, namedDaemons(name))
-                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, null, null, "$name-") { shutdownAndJoin(pool) }
+                    ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, false, null, null, "$name-") { shutdownAndJoin(pool) }
                 }
                 else -> throw IllegalArgumentException("executor must be one of $ALL, was '$id'")
             }

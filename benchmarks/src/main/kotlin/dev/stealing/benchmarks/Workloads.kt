@@ -2,6 +2,7 @@ package dev.stealing.benchmarks
 
 import dev.stealing.StealingDispatcher
 import dev.stealing.awaitInline
+import dev.stealing.forkJoin
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineStart
@@ -160,9 +161,18 @@ object Fib {
         return r
     }
 
-    /** `async` per node, no cut-off; `awaitInline` on `stealing-inline`, plain `await` elsewhere. */
+    /**
+     * `async` per node, no cut-off; `awaitInline` on `stealing-inline`, plain `await` elsewhere;
+     * on `stealing-forkjoin` one `forkJoin` per node instead of the `async`.
+     */
     fun coroutines(ex: ExecutorUnderTest, n: Int): Int =
-        check(n, runBlocking { withContext(ex.dispatcher) { fibAsync(n, ex.awaitInline) } })
+        check(n, runBlocking { withContext(ex.dispatcher) { if (ex.forkJoin) fibForkJoin(n) else fibAsync(n, ex.awaitInline) } })
+
+    /** The same tree with `forkJoin`: fib(n-1) offered to thieves, fib(n-2) run at once, as rayon's `join`. */
+    suspend fun fibForkJoin(n: Int): Int = if (n < 2) n else {
+        val (a, b) = forkJoin({ fibForkJoin(n - 2) }, { fibForkJoin(n - 1) })
+        a + b
+    }
 
     private suspend fun fibAsync(n: Int, inline: Boolean): Int = if (n < 2) n else coroutineScope {
         val left = async { fibAsync(n - 1, inline) }
@@ -227,7 +237,9 @@ class MergeSort(val size: Int = 10_000_000, val cutoff: Int = 8_192) {
 
     fun reset() = System.arraycopy(input, 0, work, 0, size)
 
-    fun sort(ex: ExecutorUnderTest) = runBlocking { withContext(ex.dispatcher) { sort(0, size, ex.awaitInline) } }
+    fun sort(ex: ExecutorUnderTest) = runBlocking {
+        withContext(ex.dispatcher) { if (ex.forkJoin) sortForkJoin(0, size) else sort(0, size, ex.awaitInline) }
+    }
 
     fun check() {
         if (!work.contentEquals(reference)) {
@@ -255,6 +267,17 @@ class MergeSort(val size: Int = 10_000_000, val cutoff: Int = 8_192) {
         merge(lo, mid, hi)
     }
 
+    /** The same with `forkJoin`: the left half offered to thieves, the right half sorted at once. */
+    private suspend fun sortForkJoin(lo: Int, hi: Int) {
+        if (hi - lo <= cutoff) {
+            work.sort(lo, hi)
+            return
+        }
+        val mid = (lo + hi) ushr 1
+        forkJoin({ sortForkJoin(mid, hi) }, { sortForkJoin(lo, mid) })
+        merge(lo, mid, hi)
+    }
+
     private fun merge(lo: Int, mid: Int, hi: Int) {
         val a = work
         val t = scratch
@@ -265,6 +288,64 @@ class MergeSort(val size: Int = 10_000_000, val cutoff: Int = 8_192) {
         while (i < mid && j < hi) a[k++] = if (t[j] < t[i]) t[j++] else t[i++]
         while (i < mid) a[k++] = t[i++]
         while (j < hi) a[k++] = t[j++]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// N-Queens: an irregular search tree, one fork per candidate square, no cut-off
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Counts the placements of [n] queens (bitmask backtracking). Every candidate square of every
+ * row is a parallel branch, no cut-off: `async` per candidate (awaited newest first, with
+ * `awaitInline` on `stealing-inline`), or on `stealing-forkjoin` the candidates of a row split
+ * in halves with `forkJoin`, recursively (n - 1 forks for n candidates).
+ */
+object Queens {
+    private val EXPECTED = intArrayOf(1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712)
+
+    fun run(ex: ExecutorUnderTest, n: Int): Int {
+        val r = runBlocking {
+            withContext(ex.dispatcher) { if (ex.forkJoin) rowForkJoin(n, 0, 0, 0, 0) else rowAsync(n, 0, 0, 0, 0, ex.awaitInline) }
+        }
+        if (r != EXPECTED[n]) throw WrongResult("queens($n) = $r, expected ${EXPECTED[n]}")
+        return r
+    }
+
+    private fun free(n: Int, cols: Int, d1: Int, d2: Int): Int = ((1 shl n) - 1) and (cols or d1 or d2).inv()
+
+    private suspend fun rowAsync(n: Int, row: Int, cols: Int, d1: Int, d2: Int, inline: Boolean): Int {
+        if (row == n) return 1
+        var avail = free(n, cols, d1, d2)
+        if (avail == 0) return 0
+        return coroutineScope {
+            val children = ArrayList<Deferred<Int>>(Integer.bitCount(avail))
+            while (avail != 0) {
+                val bit = avail and -avail
+                avail = avail xor bit
+                children += async { rowAsync(n, row + 1, cols or bit, (d1 or bit) shl 1, (d2 or bit) ushr 1, inline) }
+            }
+            var sum = 0
+            for (i in children.indices.reversed()) sum += children[i].awaitWith(inline)
+            sum
+        }
+    }
+
+    private suspend fun rowForkJoin(n: Int, row: Int, cols: Int, d1: Int, d2: Int): Int {
+        if (row == n) return 1
+        val avail = free(n, cols, d1, d2)
+        return if (avail == 0) 0 else squares(n, row, cols, d1, d2, avail)
+    }
+
+    /** The candidates [avail] of one row: one square placed, or the set split in two halves. */
+    private suspend fun squares(n: Int, row: Int, cols: Int, d1: Int, d2: Int, avail: Int): Int {
+        if (avail and (avail - 1) == 0) return rowForkJoin(n, row + 1, cols or avail, (d1 or avail) shl 1, (d2 or avail) ushr 1)
+        var low = avail // the lower half of the candidate bits
+        repeat(Integer.bitCount(avail) / 2) { low = low and (low - 1) }
+        low = avail xor low
+        val high = avail xor low
+        val (a, b) = forkJoin({ squares(n, row, cols, d1, d2, low) }, { squares(n, row, cols, d1, d2, high) })
+        return a + b
     }
 }
 

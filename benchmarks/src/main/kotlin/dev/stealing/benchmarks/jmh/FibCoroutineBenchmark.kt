@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit
 
 /**
  * fib(n) with one `async` per node and no cut-off: the scheduler's cost per
- * coroutine. `stealing-inline` uses `awaitInline`, every other executor plain `await`.
+ * coroutine. `stealing-inline` uses `awaitInline`, `stealing-forkjoin` `forkJoin`
+ * instead of `async`, every other executor plain `await`.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -24,7 +25,7 @@ import java.util.concurrent.TimeUnit
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 open class FibCoroutineBenchmark : OnExecutor() {
-    @Param("stealing", "stealing-inline", "default", "fjp", "tpe", "lock", "lockwsq")
+    @Param("stealing", "stealing-inline", "stealing-forkjoin", "default", "fjp", "tpe", "lock", "lockwsq")
     override lateinit var executor: String
 
     @Param("27")

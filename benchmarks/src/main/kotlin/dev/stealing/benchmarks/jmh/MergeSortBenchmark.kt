@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit
 
 /**
  * Parallel merge sort of 10M ints with a cut-off ([MergeSort]): coroutines, `async` per split,
- * `awaitInline` on `stealing-inline`, plain `await` elsewhere. The unsorted input is copied back
+ * `awaitInline` on `stealing-inline`, `forkJoin` instead of `async` on `stealing-forkjoin`,
+ * plain `await` elsewhere. The unsorted input is copied back
  * before, and the result compared with a reference after, each invocation (not measured).
  */
 @State(Scope.Benchmark)
@@ -28,7 +29,7 @@ import java.util.concurrent.TimeUnit
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = ["-Xmx2g"])
 open class MergeSortBenchmark : OnExecutor() {
-    @Param("stealing-inline", "stealing", "default", "fjp", "tpe", "lock", "lockwsq")
+    @Param("stealing-inline", "stealing-forkjoin", "stealing", "default", "fjp", "tpe", "lock", "lockwsq")
     override lateinit var executor: String
 
     @Param("10000000")

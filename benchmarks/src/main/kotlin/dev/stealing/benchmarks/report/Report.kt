@@ -6,6 +6,7 @@ import dev.stealing.benchmarks.ExecutorUnderTest
 import dev.stealing.benchmarks.FanOut
 import dev.stealing.benchmarks.Fib
 import dev.stealing.benchmarks.MergeSort
+import dev.stealing.benchmarks.Queens
 import dev.stealing.benchmarks.NoopFlood
 import dev.stealing.benchmarks.PingPong
 import dev.stealing.benchmarks.ScheduleFlood
@@ -178,6 +179,7 @@ class Workload(
 class Report(private val options: Options) {
     private val all = ExecutorUnderTest.EXECUTORS
     private val fibN = 27
+    private val queensN = 12
     private val pingPongTrips = 10_000
     private val allocBatch = 1_000_000
     private var mergeSort: MergeSort? = null
@@ -243,8 +245,8 @@ class Report(private val options: Options) {
         ),
         Workload(
             "fib-coroutines",
-            listOf(Metric("fib-coroutines", "fib($fibN), async per node (await / awaitInline)", "ms", "fib async")),
-            listOf("stealing", "stealing-inline", "default", "fjp"),
+            listOf(Metric("fib-coroutines", "fib($fibN), async per node (await / awaitInline / forkJoin)", "ms", "fib async")),
+            listOf("stealing", "stealing-inline", "stealing-forkjoin", "default", "fjp"),
             { ex -> mapOf("fib-coroutines" to timed { Fib.coroutines(ex, fibN) }) },
         ),
         Workload(
@@ -258,7 +260,7 @@ class Report(private val options: Options) {
         Workload(
             "merge-sort",
             listOf(Metric("merge-sort", "merge sort 10M ints, cut-off 8192", "ms", "sort 10M")),
-            listOf("stealing-inline", "default", "fjp"),
+            listOf("stealing-inline", "stealing-forkjoin", "default", "fjp"),
             { ex ->
                 val sort = mergeSort ?: MergeSort().also { mergeSort = it }
                 sort.reset()
@@ -266,6 +268,12 @@ class Report(private val options: Options) {
                 sort.check()
                 mapOf("merge-sort" to t)
             },
+        ),
+        Workload(
+            "queens",
+            listOf(Metric("queens", "N-Queens($queensN), a fork per candidate square", "ms", "queens")),
+            listOf("stealing", "stealing-inline", "stealing-forkjoin", "default"),
+            { ex -> mapOf("queens" to timed { Queens.run(ex, queensN) }) },
         ),
         Workload(
             "ping-pong-pool",

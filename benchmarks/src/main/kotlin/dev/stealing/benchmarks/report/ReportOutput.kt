@@ -70,6 +70,7 @@ class ReportOutput(
         val vs: List<Verdict?> = when (metric to ex) {
             "fib-coroutines" to "stealing" -> listOf(vs("default", 0.6, "Default"))
             "fib-coroutines" to "stealing-inline" -> listOf(vs("default", 0.35, "Default"))
+            "fib-coroutines" to "stealing-forkjoin" -> listOf(vs("default", 0.1, "Default"), vs("stealing-inline", 0.5, "awaitInline"))
             "fib-forkjoin" to "stealing" -> listOf(vs("fjp", 1.0, "FJP"))
             "noop-sep-total" to "stealing", "noop-ovl-total" to "stealing" -> listOf(vs("fjp", 1.0, "FJP"))
             "fanout-10000x100" to "stealing" -> listOf(speedup(metric, ours, 3.0), vs("default", 0.8, "Default"))
@@ -211,7 +212,7 @@ class ReportOutput(
             "${if (options.updateCommitted) " ${Options.UPDATE_COMMITTED}" else ""}`. " +
             "Median of the measured rounds; spread = min - max; ratios are our executor's median over the peer's (lower is better; " +
             "for the allocation row, bytes over bytes). Executors: `stealing` = StealingDispatcher (`await`), `stealing-inline` = the same " +
-            "with `awaitInline`, `default` = Dispatchers.Default, `fjp` = ForkJoinPool (RecursiveTask for fork/join), " +
+            "with `awaitInline`, `stealing-forkjoin` = the same with `forkJoin` instead of `async`, `default` = Dispatchers.Default, `fjp` = ForkJoinPool (RecursiveTask for fork/join), " +
             "`tpe` = fixed ThreadPoolExecutor, `lock` / `lockwsq` = Duffy's 2008 pools, `stpe` = ScheduledThreadPoolExecutor (benchmarks/README.md).")
         if (options.quick) {
             appendLine()
@@ -295,6 +296,7 @@ class ReportOutput(
         private val COLORS = mapOf(
             "stealing" to java.awt.Color(0x1f77b4),
             "stealing-inline" to java.awt.Color(0x17becf),
+            "stealing-forkjoin" to java.awt.Color(0xe377c2),
             "default" to java.awt.Color(0xff7f0e),
             "fjp" to java.awt.Color(0x2ca02c),
             "tpe" to java.awt.Color(0x9467bd),

@@ -1,0 +1,331 @@
+package dev.stealing
+
+import kotlinx.coroutines.CompletableJob
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.ExperimentalCoroutinesApi
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.async
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.ensureActive
+import kotlinx.coroutines.newCoroutineContext
+import java.lang.invoke.VarHandle
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.EmptyCoroutineContext
+import kotlin.coroutines.coroutineContext
+import kotlin.coroutines.intrinsics.COROUTINE_SUSPENDED
+import kotlin.coroutines.intrinsics.createCoroutineUnintercepted
+import kotlin.coroutines.intrinsics.intercepted
+import kotlin.coroutines.intrinsics.startCoroutineUninterceptedOrReturn
+import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
+import kotlin.coroutines.resume
+import java.util.concurrent.CancellationException as JavaCancellationException
+
+/**
+ * Runs [left] and [right], in parallel where a worker is free to take one of them, and returns
+ * both results: divide-and-conquer for coroutines, at the cost of a function call where
+ * `async`/`await` costs a coroutine.
+ *
+ * ```kotlin
+ * suspend fun fib(n: Int): Long = if (n < 2) n.toLong() else {
+ *     val (a, b) = forkJoin({ fib(n - 1) }, { fib(n - 2) })
+ *     a + b
+ * }
+ * withContext(StealingDispatcher) { fib(30) }
+ * ```
+ *
+ * **On a [StealingDispatcher] worker** (the caller's dispatcher is a `StealingDispatcher`, or
+ * `StealingDispatcher` itself for the shared pool): [right] is offered to the other workers,
+ * then [left] runs at once, as a plain suspend call in the caller's coroutine. If no worker has
+ * taken [right] by then, the caller runs it too, the same way: no coroutine, no `Job`, nothing
+ * to wait for. Only if another worker took it does [right] run as a coroutine of its own there,
+ * with the caller's context (its `CoroutineName`, `ThreadContextElement`s, ...) and a child of
+ * the caller's `Job`; the caller then suspends until it ends. The counters are in
+ * [StealingStats.forks], [StealingStats.forksInlined] and [StealingStats.forksStolen].
+ *
+ * **Anywhere else** (another dispatcher, `runBlocking`, a `limitedParallelism` view, an
+ * [affinity][StealingDispatcher.affinity] dispatcher or a [fair queue][StealingDispatcher.fairQueue]
+ * of this library): it is `coroutineScope { val b = async { right() }; Pair(left(), b.await()) }`,
+ * so [right] goes through the caller's own dispatcher and a parallelism limit or a key's
+ * confinement holds (on `limitedParallelism(1)` the halves never run at the same time).
+ *
+ * Both halves have ended when `forkJoin` returns or throws. If one throws, `forkJoin` throws
+ * that exception once both ended (the first to fail wins, a later failure of the other half is
+ * added to it as suppressed, unless it is a `CancellationException`), and the other half:
+ * - is not started if nobody started it yet;
+ * - is cancelled if it is [right] running as a coroutine of its own (it stops at its next
+ *   suspension point or `isActive` check);
+ * - on the pool, if it is [left], runs to its end: it is the caller's own code, and cancelling
+ *   it would cancel the caller's coroutine (as a panic in `rayon::join`, the failure is reported
+ *   when both are done). Off the pool `coroutineScope` cancels it.
+ *
+ * Cancelling the caller cancels both halves; a half that had not started yet never starts.
+ * Either half may suspend (`delay`, `withContext`, ...) and may resume on another worker.
+ *
+ * **Recursion depth.** The halves run nested in the caller's stack frame, as any suspend call
+ * does, so a recursion `forkJoin` inside `forkJoin` uses the stack like a plain recursive
+ * function. On a worker, past [StealingOptions.maxInlineDepth] nested halves (256 by default),
+ * the caller suspends and resumes at once on a fresh stack (it re-queues itself on its worker),
+ * so recursion as deep as the heap allows completes. Off the pool, the depth is bounded by the
+ * thread's stack, as it is for `coroutineScope`.
+ *
+ * @return the results of [left] and [right], in that order.
+ */
+public suspend fun <A, B> forkJoin(left: suspend () -> A, right: suspend () -> B): Pair<A, B> {
+    val context = coroutineContext
+    val w = Thread.currentThread() as? Worker
+    if (w == null || poolOf(context) !== w.pool) return forkJoinElsewhere(left, right)
+    if (!w.canNest()) return forkJoinOnFreshStack(left, right)
+    return forkJoinOnWorker(w, context, left, right)
+}
+
+/**
+ * Runs every one of [tasks], in parallel where workers are free, and returns their results in
+ * the order of [tasks]. It is [forkJoin] applied to halves of the list, recursively: each
+ * split offers its second half to other workers, so idle workers take large pieces first. The
+ * same rules hold: on a [StealingDispatcher] worker no coroutine is created for a task that
+ * nobody took; elsewhere the tasks go through the caller's dispatcher; every task has ended
+ * when this returns or throws; a failure is thrown after the others ended, and tasks not
+ * started by then never start. [tasks] must not change while this runs.
+ */
+public suspend fun <T> forkJoinAll(tasks: List<suspend () -> T>): List<T> {
+    val n = tasks.size
+    if (n == 0) return emptyList()
+    val out = arrayOfNulls<Any?>(n)
+    forkJoinRange(tasks, 0, n, out)
+    @Suppress("UNCHECKED_CAST")
+    return out.asList() as List<T>
+}
+
+private suspend fun <T> forkJoinRange(tasks: List<suspend () -> T>, lo: Int, hi: Int, out: Array<Any?>) {
+    if (hi - lo == 1) {
+        out[lo] = tasks[lo]()
+        return
+    }
+    val mid = (lo + hi) ushr 1
+    forkJoin({ forkJoinRange(tasks, lo, mid, out) }, { forkJoinRange(tasks, mid, hi, out) })
+}
+
+/** The pool that the dispatcher of [context] runs on, if it is a [StealingDispatcher] itself (not a view). */
+private fun poolOf(context: CoroutineContext): WorkStealingPool? = when (val i = context[ContinuationInterceptor]) {
+    is StealingDispatcher -> i.pool
+    StealingDispatcher -> StealingDispatcher.shared.pool
+    else -> null
+}
+
+/** Not on a worker of the caller's pool: an `async` through the caller's own dispatcher. */
+private suspend fun <A, B> forkJoinElsewhere(left: suspend () -> A, right: suspend () -> B): Pair<A, B> =
+    coroutineScope {
+        val b = async { right() }
+        Pair(left(), b.await())
+    }
+
+/** Nested [StealingOptions.maxInlineDepth] deep: re-queue the caller, then fork from a fresh stack. */
+private suspend fun <A, B> forkJoinOnFreshStack(left: suspend () -> A, right: suspend () -> B): Pair<A, B> {
+    suspendCoroutineUninterceptedOrReturn<Unit> { cont ->
+        cont.intercepted().resume(Unit) // dispatched: runs from a worker's loop, on a fresh stack
+        COROUTINE_SUSPENDED
+    }
+    return forkJoin(left, right)
+}
+
+/**
+ * The protocol (docs/inlining.md, "Suspend fork/join"): publish [right] as a [ForkHalf], run
+ * [left], then take [right] back (pop it if it is still the newest task of the current
+ * worker's deque, else claim it by CAS, leaving a dead entry) and run it here; or, if a worker
+ * claimed it first, wait for that worker's coroutine.
+ */
+private suspend fun <A, B> forkJoinOnWorker(
+    w: Worker,
+    context: CoroutineContext,
+    left: suspend () -> A,
+    right: suspend () -> B,
+): Pair<A, B> {
+    val half = ForkHalf(right, context)
+    if (!w.pool.forkHalf(w, half)) { // the pool is stopping: both here, one after the other
+        val a = callNested(left)
+        return Pair(a, callNested(right))
+    }
+    w.forks++
+    var a: A? = null
+    var leftFailure: Throwable? = null
+    try {
+        a = callNested(left)
+    } catch (e: Throwable) {
+        leftFailure = e
+    }
+    // left may have resumed on another worker (or, if the pool stopped, off the pool).
+    val now = Thread.currentThread() as? Worker
+    if ((now != null && now.deque.popIfNewest(half)) || half.claimBack()) {
+        if (now != null) now.forksInlined++
+        if (leftFailure != null) throw leftFailure // right never starts
+        context.ensureActive() // a cancelled caller does not start right either
+        @Suppress("UNCHECKED_CAST")
+        return Pair(a as A, callNested(right))
+    }
+    @Suppress("UNCHECKED_CAST")
+    return joinStolen(half.state as StolenHalf<B>, a, leftFailure)
+}
+
+/** [right] runs as a coroutine on the worker that claimed it: cancel it if [left] failed, wait, combine. */
+private suspend fun <A, B> joinStolen(stolen: StolenHalf<B>, a: A?, leftFailure: Throwable?): Pair<A, B> {
+    if (leftFailure != null) stolen.cancelBecause(leftFailure)
+    stolen.awaitDone()
+    val rightFailure = stolen.failure()
+    if (leftFailure == null && rightFailure == null) {
+        @Suppress("UNCHECKED_CAST")
+        return Pair(a as A, stolen.value())
+    }
+    val first = stolen.firstFailure() ?: (leftFailure ?: rightFailure)!!
+    val other = if (first === leftFailure) rightFailure else leftFailure
+    if (other != null && other !== first && other !is JavaCancellationException) first.addSuppressed(other)
+    throw first
+}
+
+/**
+ * Calls [block] as a plain suspend call of the caller (the caller's continuation is its
+ * completion), counting it in the worker's nesting depth while it runs on this thread: the
+ * count is taken back when the call returns or suspends, so it measures this thread's stack.
+ */
+private suspend fun <T> callNested(block: suspend () -> T): T = suspendCoroutineUninterceptedOrReturn { cont ->
+    val w = Thread.currentThread() as? Worker
+    if (w == null) {
+        block.startCoroutineUninterceptedOrReturn(cont)
+    } else {
+        w.inlineDepth++
+        try {
+            block.startCoroutineUninterceptedOrReturn(cont)
+        } finally {
+            w.inlineDepth--
+        }
+    }
+}
+
+/**
+ * The half of a [forkJoin] offered to thieves: a task on the caller's deque that either its
+ * caller takes back or a worker claims. [state] decides who runs [block], exactly once:
+ * - null: queued, nobody has claimed it;
+ * - [TAKEN]: the caller claimed it by CAS (it could not pop it: its `left` resumed on another
+ *   worker, or tasks were pushed above it); the entry left in the deque is dead;
+ * - a [StolenHalf]: a worker took it from a deque and claimed it by CAS; it runs there as a
+ *   coroutine.
+ * A caller that pops it from its deque owns it without a CAS: the deque hands each pushed task
+ * to exactly one taker, and nothing else claims it.
+ */
+internal class ForkHalf<B>(
+    @JvmField val block: suspend () -> B,
+    @JvmField val context: CoroutineContext,
+) : Runnable {
+    @Volatile @JvmField var state: Any? = null
+
+    /** The caller: claims the half it could not pop. False if a worker claimed it first. */
+    fun claimBack(): Boolean = STATE.compareAndSet(this, null, TAKEN)
+
+    /** A worker took this from a deque: claim it and start [block] as a coroutine, or skip a dead entry. */
+    override fun run() {
+        val stolen = claimStolen() ?: return // taken back by its caller: a dead entry
+        (Thread.currentThread() as? Worker)?.let { it.forksStolen++ }
+        stolen.start()
+    }
+
+    /** A worker that took this from a deque claims it: the [StolenHalf] to start, or null if the caller claimed it. */
+    fun claimStolen(): StolenHalf<B>? {
+        if (state != null) return null
+        val stolen = StolenHalf(this)
+        return if (STATE.compareAndSet(this, null, stolen)) stolen else null
+    }
+
+    override fun toString(): String = "ForkHalf@${Integer.toHexString(hashCode())}[" +
+        when (val s = state) { null -> "queued"; TAKEN -> "taken back"; else -> s.toString() } + "]"
+
+    internal companion object {
+        @JvmField val TAKEN = Any()
+        val STATE: VarHandle = fieldHandle(ForkHalf::class.java, "state", Any::class.java)
+    }
+}
+
+/**
+ * A [ForkHalf] claimed by a worker: the completion of the coroutine that runs its block there,
+ * with the caller's context and a child [Job] of the caller's job (so cancelling the caller
+ * cancels it), and the meeting point with the caller, which suspends in [awaitDone].
+ */
+internal class StolenHalf<B>(private val half: ForkHalf<B>) : Continuation<B> {
+    /** Set by [start] before the coroutine is created; read by it and its resumptions. */
+    override var context: CoroutineContext = EmptyCoroutineContext
+        private set
+
+    /** The child job, created by [start] before the coroutine starts; completed in [resumeWith]. */
+    private var childJob: CompletableJob? = null
+
+    /** null until [start] installs [childJob], or [CANCELLED] if the caller cancelled first; by CAS. */
+    @Volatile private var job: Any? = null
+
+    /** null until done; then [DONE]. Or the caller's intercepted continuation while it waits. */
+    @Volatile private var waiter: Any? = null
+
+    /** The outcome; written before [waiter] becomes [DONE], read after. */
+    private var outcome: Result<B>? = null
+
+    /** The first failure of either half (CAS from null), to decide which one forkJoin throws. */
+    @Volatile private var first: Throwable? = null
+
+    @OptIn(ExperimentalCoroutinesApi::class)
+    fun start() {
+        val parentContext = half.context
+        val job = Job(parentContext[Job])
+        childJob = job
+        if (!JOB.compareAndSet(this, null, job)) job.cancel() // the caller's left already failed
+        // The caller's context for a child, as `launch` builds it (copyable elements copied).
+        context = CallerScope(parentContext).newCoroutineContext(job)
+        if (!job.isActive) {
+            resumeWith(Result.failure(kotlinx.coroutines.CancellationException("forkJoin: cancelled before it started")))
+            return
+        }
+        // Dispatched to the pool: kotlinx installs the context's thread elements around each step.
+        half.block.createCoroutineUnintercepted(this).intercepted().resume(Unit)
+    }
+
+    override fun resumeWith(result: Result<B>) {
+        outcome = result
+        result.exceptionOrNull()?.let { FIRST.compareAndSet(this, null, it) }
+        childJob!!.complete() // a child of the caller's job: it ends before the caller goes on
+        val w = WAITER.getAndSet(this, DONE)
+        if (w != null) {
+            @Suppress("UNCHECKED_CAST")
+            (w as Continuation<Unit>).resume(Unit)
+        }
+    }
+
+    /** The caller's left failed with [cause]: record it and cancel this half (before or after it started). */
+    fun cancelBecause(cause: Throwable) {
+        FIRST.compareAndSet(this, null, cause)
+        if (JOB.compareAndSet(this, null, CANCELLED)) return // start() will see it
+        (job as? Job)?.cancel(kotlinx.coroutines.CancellationException("the other half of forkJoin failed", cause))
+    }
+
+    /** The caller: suspends (not cancellably: the half is cancelled through its job) until done. */
+    suspend fun awaitDone(): Unit = suspendCoroutineUninterceptedOrReturn { cont ->
+        if (waiter === DONE) return@suspendCoroutineUninterceptedOrReturn Unit
+        if (WAITER.compareAndSet(this, null, cont.intercepted())) COROUTINE_SUSPENDED else Unit
+    }
+
+    fun failure(): Throwable? = outcome!!.exceptionOrNull()
+
+    @Suppress("UNCHECKED_CAST")
+    fun value(): B = outcome!!.getOrThrow()
+
+    fun firstFailure(): Throwable? = first
+
+    override fun toString(): String = if (waiter === DONE) "stolen, done" else "stolen, running"
+
+    private class CallerScope(override val coroutineContext: CoroutineContext) : CoroutineScope
+
+    private companion object {
+        val DONE = Any()
+        val CANCELLED = Any()
+        val JOB: VarHandle = fieldHandle(StolenHalf::class.java, "job", Any::class.java)
+        val WAITER: VarHandle = fieldHandle(StolenHalf::class.java, "waiter", Any::class.java)
+        val FIRST: VarHandle = fieldHandle(StolenHalf::class.java, "first", Throwable::class.java)
+    }
+}
