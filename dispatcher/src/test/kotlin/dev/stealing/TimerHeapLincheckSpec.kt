@@ -141,13 +141,16 @@ class TimerHeapLincheckSpec : FunSpec({
         }
     }
 
-    test("model checking: add, remove, take due, earliest and close from three threads") {
+    test("model checking: add, remove, take due, earliest and close from several threads") {
+        // Lincheck models the lock's internals, so each scenario is costly to explore: the
+        // default build checks two threads, -Pstress three and many more scenarios.
+        val full = stressMultiplier > 1
         ModelCheckingOptions()
-            .threads(3)
+            .threads(if (full) 3 else 2)
             .actorsPerThread(3)
             .actorsBefore(2)
-            .iterations(4 * stressMultiplier) // the lock's internals make each scenario costly to explore
-            .invocationsPerIteration(300)
+            .iterations(if (full) 4 * stressMultiplier else 4)
+            .invocationsPerIteration(if (full) 300 else 200)
             .sequentialSpecification(SequentialTimerHeap::class.java)
             .check(TimerHeapLincheckModel::class)
     }
