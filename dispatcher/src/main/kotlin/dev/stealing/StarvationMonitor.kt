@@ -84,7 +84,7 @@ internal class StarvationMonitor(
             if (nanosToBlockedWorkersTimer() <= 0) pool.idle.signalWork()
             if (System.nanoTime() - nextLook < 0) continue // woken early for a timer: not a look
             if (!look()) {
-                sleeping = true // volatile write, then a volatile read of ctl: pairs with onPoolActive()
+                sleeping = true // volatile write, then volatile reads of ctl and the heaps: pairs with onPoolActive() and onTimerAdded()
                 VarHandle.fullFence()
                 if (pool.idle.noneActive() && !pool.hasVisibleWork() && !timersHeldInTasks() && !pool.isStopping()) {
                     LockSupport.park(this)
