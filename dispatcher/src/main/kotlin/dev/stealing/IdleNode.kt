@@ -88,4 +88,7 @@ internal object BlockState {
     const val MARKED = 1
     const val PRESUMED = 2
     const val INACTIVE = 3
+
+    /** Inside a blocking region or presumed blocked: in a task, but not going on with it soon. */
+    fun isBlocked(state: Int): Boolean = state == MARKED || state == PRESUMED
 }

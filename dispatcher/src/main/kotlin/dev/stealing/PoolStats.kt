@@ -19,7 +19,7 @@ internal fun WorkStealingPool.stats(): StealingStats {
         workers.forEach { w ->
             if (w.countersFolded) return@forEach // exited: counted in exitedTotals
             val b = w.idleNode.blockState
-            if (b == BlockState.MARKED || b == BlockState.PRESUMED) blocked++
+            if (BlockState.isBlocked(b)) blocked++
             w.keyedQueue?.let { keyedDepths += it.size() }
             w.timers?.let { timerDepths += it.size }
             depths += w.deque.size()

@@ -27,7 +27,8 @@ import java.util.concurrent.locks.LockSupport
  * if its owner is blocked, so a timer of a blocked worker fires about on time.
  *
  * The monitor costs nothing while the pool is idle: when no worker is active, nothing is
- * queued and no worker inside a task holds a timer, it parks until a worker becomes active again ([onPoolActive], called through
+ * queued and no worker inside a task holds a timer, it parks until a worker becomes active
+ * again ([onPoolActive], called through
  * [IdleHost.workerActivated] after every transition that makes a worker active, not only the
  * one away from zero: a popper's count that it is about to undo can hide that one).
  */
@@ -64,8 +65,7 @@ internal class StarvationMonitor(
      * the adder's fence; pairs with the `sleeping` write and fence in [run].
      */
     fun onTimerAdded(target: Worker) {
-        val b = target.idleNode.blockState
-        if (sleeping || b == BlockState.MARKED || b == BlockState.PRESUMED) LockSupport.unpark(this)
+        if (sleeping || BlockState.isBlocked(target.idleNode.blockState)) LockSupport.unpark(this)
     }
 
     /** The pool is terminating: stop waiting. */
@@ -112,8 +112,7 @@ internal class StarvationMonitor(
             val topLevel = w.topLevelTasks // racy, compared for change: nested runs do not count
             if (w.inTask && heap != null && heap.earliest != null) {
                 timersHeld = true
-                val b = w.idleNode.blockState
-                val blocked = b == BlockState.MARKED || b == BlockState.PRESUMED
+                val blocked = BlockState.isBlocked(w.idleNode.blockState)
                 if (heap.isDue(now) && (blocked || topLevel == w.monitorLastTopLevel)) timersOverdue = true
             }
             w.monitorLastTopLevel = topLevel
@@ -147,8 +146,7 @@ internal class StarvationMonitor(
         var min = Long.MAX_VALUE
         val now = System.nanoTime()
         pool.workers.forEach { w ->
-            val b = w.idleNode.blockState
-            if (w.inTask && (b == BlockState.MARKED || b == BlockState.PRESUMED)) {
+            if (w.inTask && BlockState.isBlocked(w.idleNode.blockState)) {
                 val e = w.timers?.earliest
                 if (e != null) min = minOf(min, e.deadline - now)
             }
