@@ -148,6 +148,52 @@ class FanOut(private val executor: Executor, val top: Int, val children: Int) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// One task on the pool submits N no-op tasks through the pool's executor (per-pool speed)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One task running on the pool submits [count] no-op Runnables to the same [executor] (so they
+ * go onto that worker's own queue and are stolen by the others); each decrements a shared
+ * counter, and the one that reaches zero stops the clock. The time is taken inside the pool,
+ * from the start of the submitting task to the end of the last task, so the wake-up of the
+ * pool by the outside submission is not part of it. [run] returns nanoseconds per task.
+ *
+ * Used by the report's pool-instance spread (several pools in one JVM, each timed on its own)
+ * and by `InPoolSubmitBenchmark`. The tasks are preallocated.
+ */
+class InPoolSubmit(private val executor: Executor, val count: Int = 10_000) {
+    private val remaining = AtomicInteger()
+    @Volatile private var started = 0L
+    @Volatile private var ended = 0L
+    @Volatile private var done = CountDownLatch(0)
+    private val child = Runnable {
+        val r = remaining.decrementAndGet()
+        if (r == 0) {
+            ended = System.nanoTime()
+            done.countDown()
+        }
+    }
+    private val parent = Runnable {
+        started = System.nanoTime()
+        val ex = executor
+        for (i in 0 until count) ex.execute(child)
+    }
+
+    /** One burst; nanoseconds per task, from the submitting task's start to the last task's end. */
+    fun run(): Double {
+        val latch = CountDownLatch(1)
+        done = latch
+        remaining.set(count)
+        executor.execute(parent)
+        if (!latch.await(WAIT_LIMIT_SECONDS, TimeUnit.SECONDS)) {
+            throw WrongResult("in-pool submit: only ${count - remaining.get()} of $count tasks ran within $WAIT_LIMIT_SECONDS s")
+        }
+        if (remaining.get() != 0) throw WrongResult("in-pool submit: a task ran more than once (remaining = ${remaining.get()})")
+        return (ended - started).toDouble() / count
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // fib(n) with one coroutine per node, and with Java fork/join
 // ---------------------------------------------------------------------------------------------
 

@@ -3,7 +3,9 @@ package dev.stealing.benchmarks.report
 import dev.stealing.benchmarks.DelayStorm
 import dev.stealing.benchmarks.DispatchDrain
 import dev.stealing.benchmarks.ExecutorUnderTest
+import dev.stealing.StealingDispatcher
 import dev.stealing.benchmarks.FanOut
+import dev.stealing.benchmarks.InPoolSubmit
 import dev.stealing.benchmarks.Fib
 import dev.stealing.benchmarks.MergeSort
 import dev.stealing.benchmarks.Queens
@@ -16,7 +18,9 @@ import java.io.File
 import java.lang.management.ManagementFactory
 import java.util.concurrent.ExecutionException
 import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executor
 import java.util.concurrent.Executors
+import java.util.concurrent.ForkJoinPool
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 import kotlin.system.exitProcess
@@ -174,6 +178,12 @@ class Workload(
     val extras: List<Metric> = emptyList(),
     /** A line printed under the table (and in `report.md`) when this workload ran, or null. */
     val note: String? = null,
+    /**
+     * Non-null for a workload that creates its own executors instead of using the shared ones:
+     * it runs once, after the rounds, and returns (metric id, executor id) -> values; [run] is
+     * then not called.
+     */
+    val ownPools: (() -> Map<Pair<String, String>, List<Double>>)? = null,
 )
 
 class Report(private val options: Options) {
@@ -209,6 +219,22 @@ class Report(private val options: Options) {
 
     /** The workloads this run measures (after `--only`). */
     val workloads: List<Workload> = listOf(
+        Workload(
+            "pool-spread",
+            listOf(
+                Metric(
+                    "pool-spread",
+                    "pool-instance spread: 10,000 no-op Runnables submitted inside the pool, best of ${spreadBursts()} bursts per pool (per task)",
+                    "ns", "pool spread",
+                ),
+            ),
+            listOf("stealing", "fjp"),
+            { error("pool-spread creates its own pools") },
+            note = "pool-spread: $SPREAD_OURS pools of ours and $SPREAD_FJP ForkJoinPools created one after another in each JVM, " +
+                "all alive while measured, bursts alternated between them; one value per pool (its best burst); " +
+                "min - max = fastest - slowest pool, target: slowest <= $SPREAD_LIMIT x fastest and median <= 1.0 x FJP.",
+            ownPools = ::poolSpread,
+        ),
         Workload(
             "noop-separated",
             listOf(
@@ -394,7 +420,7 @@ class Report(private val options: Options) {
 
     fun run(): Int {
         require(workloads.isNotEmpty()) { "--only ${options.only} matches no workload" }
-        val ids = ExecutorUnderTest.ALL.filter { id -> workloads.any { id in it.executors } }
+        val ids = ExecutorUnderTest.ALL.filter { id -> workloads.any { it.ownPools == null && id in it.executors } }
         val started = System.currentTimeMillis()
         println("Stealing Dispatcher comparison report: ${if (options.quick) "quick" else "full"} mode, " +
             "${options.warmupRounds} warm-up + ${options.rounds} measured rounds, parallelism ${options.parallelism}, " +
@@ -407,6 +433,7 @@ class Report(private val options: Options) {
                 val warm = round < options.warmupRounds
                 val tag = if (warm) "warm-up ${round + 1}/${options.warmupRounds}" else "round ${round - options.warmupRounds + 1}/${options.rounds}"
                 for (w in workloads) {
+                    if (w.ownPools != null) continue
                     val order = rotate(w.executors, round)
                     System.gc()
                     val line = StringBuilder("[$tag] ${w.id.padEnd(18)}")
@@ -421,6 +448,14 @@ class Report(private val options: Options) {
                     }
                     println(line)
                 }
+            }
+            for (w in workloads) {
+                val measure = w.ownPools ?: continue
+                System.gc()
+                println("[own pools] ${w.id} ...")
+                val result = runOwnPools(w.id, measure) ?: continue
+                for ((key, values) in result) samples.getOrPut(key) { ArrayList() }.addAll(values)
+                println("[own pools] ${w.id}: " + result.entries.joinToString("; ") { (k, v) -> "${k.second} ${v.joinToString(" ") { fmt(it) }}" })
             }
             if (options.idleSeconds > 0 && options.only == null) idle = measureIdle(subjects)
         } finally {
@@ -439,6 +474,76 @@ class Report(private val options: Options) {
             return 1
         }
         return 0
+    }
+
+    /** Runs a workload with its own pools on the driver thread; null (and a failure recorded) if it failed. */
+    private fun runOwnPools(id: String, measure: () -> Map<Pair<String, String>, List<Double>>): Map<Pair<String, String>, List<Double>>? {
+        val future = driver.submit<Map<Pair<String, String>, List<Double>>> { measure() }
+        try {
+            return future.get(options.runLimitSeconds, TimeUnit.SECONDS)
+        } catch (e: TimeoutException) {
+            failures += "$id: no result within ${options.runLimitSeconds} s (hung?)"
+            future.cancel(true)
+            driver = newDriver()
+        } catch (e: ExecutionException) {
+            val cause = e.cause ?: e
+            failures += "$id: $cause"
+            cause.printStackTrace()
+        }
+        return null
+    }
+
+    private fun spreadBursts(): Int = if (options.quick) 40 else 100
+
+    /** A pool of the spread workload: its executor and how to close it. */
+    private class SpreadPool(val id: String, val executor: Executor, val close: () -> Unit)
+
+    private fun spreadPool(id: String, k: Int): SpreadPool = when (id) {
+        "stealing" -> StealingDispatcher(options.parallelism, "spread-$k").let { SpreadPool(id, it.executor) { it.close() } }
+        else -> ForkJoinPool(options.parallelism).let { p ->
+            SpreadPool(id, p) {
+                p.shutdown()
+                check(p.awaitTermination(1, TimeUnit.MINUTES)) { "$p did not terminate within a minute" }
+            }
+        }
+    }
+
+    /**
+     * The pool-instance spread: whether every pool of ours runs as fast as every other. The
+     * compiled code is shared by all pools of a JVM, so a pool that is slower than its siblings
+     * for its whole life is slowed by its own objects (where they sit in memory: false sharing).
+     * First one pool of each kind is warmed up (and closed), then [SPREAD_OURS] pools of ours and
+     * [SPREAD_FJP] ForkJoinPools are created one after another and kept; blocks of
+     * [SPREAD_BLOCK] bursts ([InPoolSubmit]) alternate between them, and each pool's value is its
+     * best burst, in ns per task, in the order the pools were created.
+     */
+    private fun poolSpread(): Map<Pair<String, String>, List<Double>> {
+        val kinds = listOf("stealing", "fjp")
+        for (id in kinds) {
+            val p = spreadPool(id, 0)
+            try {
+                val w = InPoolSubmit(p.executor)
+                val start = System.nanoTime()
+                while (System.nanoTime() - start < (if (options.quick) 1 else 2) * WARMUP_MIN_MILLIS * 1_000_000) w.run()
+            } finally {
+                p.close()
+            }
+        }
+        val pools = (1..SPREAD_OURS).map { spreadPool("stealing", it) } + (1..SPREAD_FJP).map { spreadPool("fjp", SPREAD_OURS + it) }
+        try {
+            val work = pools.map { InPoolSubmit(it.executor) }
+            val best = DoubleArray(pools.size) { Double.MAX_VALUE }
+            val blocks = (spreadBursts() + SPREAD_BLOCK - 1) / SPREAD_BLOCK
+            for (b in 0 until blocks) {
+                for (j in rotate(pools.indices.toList(), b)) {
+                    Thread.sleep(SETTLE_MILLIS)
+                    repeat(SPREAD_BLOCK) { best[j] = minOf(best[j], work[j].run()) }
+                }
+            }
+            return kinds.associate { id -> ("pool-spread" to id) to pools.indices.filter { pools[it].id == id }.map { best[it] } }
+        } finally {
+            pools.forEach { it.close() }
+        }
     }
 
     /**
@@ -527,6 +632,13 @@ class Report(private val options: Options) {
         /** Least time one warm-up round spends on each workload and executor (repeating short runs). */
         const val WARMUP_MIN_MILLIS = 500L
         const val FORK_JOIN_REPEATS = 10
+        /** Pools of ours and ForkJoinPools created per JVM by the pool-instance spread. */
+        const val SPREAD_OURS = 4
+        const val SPREAD_FJP = 2
+        /** Bursts a spread pool runs in a row before the next pool's turn. */
+        const val SPREAD_BLOCK = 10
+        /** Target: the slowest of our pools at most this many times the fastest. */
+        const val SPREAD_LIMIT = 1.3
 
         fun fmt(v: Double): String = when {
             v >= 100 -> "%.0f".format(v)

@@ -76,6 +76,7 @@ class ReportOutput(
             "fanout-10000x100" to "stealing" -> listOf(speedup(metric, ours, 3.0), vs("default", 0.8, "Default"))
             "fanout-100x10000" to "stealing" -> listOf(speedup(metric, ours, 8.0), vs("default", 0.8, "Default"))
             "ping-pong-pool" to "stealing", "ping-pong-caller" to "stealing" -> listOf(vs("default", 1.0, "Default"))
+            "pool-spread" to "stealing" -> listOf(spread(metric, ex), vs("fjp", 1.0, "FJP"))
             "alloc" to "stealing" -> listOf(Verdict(ours < 0.5, "0 B/dispatch (%.2f)".format(ours)))
             "timer-timeout" to "stealing", "timer-delay-cpu" to "stealing" -> listOf(vs("default", 0.5, "Default"))
             "timer-delay-p99" to "stealing" -> listOf(vs("default", 1.0, "Default"))
@@ -96,6 +97,28 @@ class ReportOutput(
         val lock = median(metric, "lock") ?: return null
         val s = lock / ours
         return Verdict(s >= factor, ">= %.0fx faster than lock pool (%.2fx)".format(factor, s))
+    }
+
+    /** Slowest over fastest of [ex]'s pools (every pool of every JVM) must be at most [Report.SPREAD_LIMIT]. */
+    private fun spread(metric: String, ex: String): Verdict? {
+        val values = samples[metric to ex] ?: return null
+        val r = values.max() / values.min()
+        return Verdict(r <= Report.SPREAD_LIMIT, "slowest <= %.1f x fastest of %d pools (%.2f)".format(Report.SPREAD_LIMIT, values.size, r))
+    }
+
+    /**
+     * The pool-instance spread's values one by one, in the order the pools were created; with
+     * several JVMs, one group per JVM (the values of a JVM are consecutive in the samples).
+     */
+    private fun spreadLines(): List<String> {
+        if (workloads.none { it.id == "pool-spread" }) return emptyList()
+        val perJvm = mapOf("stealing" to Report.SPREAD_OURS, "fjp" to Report.SPREAD_FJP)
+        val parts = perJvm.mapNotNull { (ex, n) ->
+            val values = samples["pool-spread" to ex] ?: return@mapNotNull null
+            "$ex " + values.chunked(n).joinToString(" | ") { jvm -> jvm.joinToString(" ") { Report.fmt(it) } }
+        }
+        if (parts.isEmpty()) return emptyList()
+        return listOf("pool-instance spread, ns per task, each pool's best burst (JVMs separated by |): ${parts.joinToString("; ")}")
     }
 
     private fun idleVerdict(): Verdict? {
@@ -183,7 +206,7 @@ class ReportOutput(
 
     private fun printExtras() = (extrasLines() + notes()).forEach { println(it) }
 
-    private fun notes(): List<String> = workloads.mapNotNull { it.note }
+    private fun notes(): List<String> = spreadLines() + workloads.mapNotNull { it.note }
 
     private fun machine(): List<String> {
         val cpu = runCatching {
