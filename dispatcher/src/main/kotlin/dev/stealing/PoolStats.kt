@@ -21,7 +21,7 @@ internal fun WorkStealingPool.stats(): StealingStats {
             val b = w.idleNode.blockState
             if (BlockState.isBlocked(b)) blocked++
             w.keyedQueue?.let { keyedDepths += it.size() }
-            w.timers?.let { timerDepths += it.size }
+            w.timers?.let { timerDepths += it.pendingCount() }
             depths += w.deque.size()
             t.add(w)
         }

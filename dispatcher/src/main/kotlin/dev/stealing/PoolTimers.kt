@@ -18,10 +18,14 @@ import kotlin.coroutines.resume
  * Placement ([addTimer]): a timer created on a core worker goes into that worker's own
  * [TimerHeap], with no signal: the worker is running and looks at its heap before it parks.
  * A keyed timer goes to its key's worker. Any other (from outside the pool, or from an extra
- * worker, which may retire) goes to a core worker chosen round-robin; if that worker is idle it
- * is unparked to recompute its park timeout. That wake-up cannot be lost: the adder publishes
- * the new earliest timer, fences and reads the worker's park state; the worker writes IDLE,
- * fences (in its idle push) and only then reads its earliest timer to choose its timeout.
+ * worker, which may retire) goes to a core worker chosen round-robin. A timer for another
+ * worker is offered to its heap's inbox (a CAS, no lock: [TimerHeap.offer]); if that worker is
+ * idle and parks past the timer's deadline, it is unparked to recompute its park timeout. That
+ * wake-up cannot be lost: the offerer pushes, then reads the worker's park state and park
+ * deadline; the worker writes IDLE and its park deadline, then reads its inbox
+ * ([insertTimer]). A thief or the monitor that takes a busy worker's offers in keeps the
+ * heap's own rule: it publishes the new earliest timer, fences and reads the park state; the
+ * worker writes IDLE, fences (in its idle push) and only then reads its earliest timer.
  *
  * Lateness: a due timer waits for its worker's next look (at most
  * [StealingOptions.globalCheckInterval] tasks) unless another worker takes it first: idle and
@@ -58,22 +62,50 @@ internal fun WorkStealingPool.addTimer(timer: Timer, keyedSlot: Int = -1): Boole
 }
 
 /**
- * Inserts [timer] into [target]'s heap. If [target] is another worker and this timer is now its
- * earliest: an idle [target] is unparked to recompute its park timeout; a busy one may not look
- * at its heap in time, so the starvation monitor is told ([StarvationMonitor.onTimerAdded]).
+ * Puts [timer] into [target]'s timers: its own heap when [target] is the caller, else its inbox
+ * ([TimerHeap.offer]: one CAS, no lock). An idle [target] is unparked only if the timer is due
+ * before the deadline it parks until; a busy one takes the timer in at its next look, and the
+ * starvation monitor is told in case it is stuck ([StarvationMonitor.onTimerAdded]).
  */
 private fun WorkStealingPool.insertTimer(target: Worker, timer: Timer, caller: Worker?): Boolean {
-    val added = target.timers!!.add(timer)
-    if (added == TimerHeap.CLOSED) return false
-    if (added == TimerHeap.ADDED_EARLIEST && target !== caller) {
-        // Pairs with the fence after the IDLE write in IdleControl.goIdle(): either this read
-        // sees the worker idle (and the unpark makes it recompute its timeout), or the worker's
-        // read of its earliest timer, after that fence, sees this one. The same fence pairs
-        // with the monitor's `sleeping` write and fence before its look at the heaps.
-        VarHandle.fullFence()
-        if (target.idleNode.parkState() == ParkState.IDLE) LockSupport.unpark(target) else monitor?.onTimerAdded(target)
+    val heap = target.timers!!
+    if (target === caller) return heap.add(timer) != TimerHeap.CLOSED
+    if (!heap.offer(timer)) return false
+    // Dekker pair with the owner's park (Worker.nanosToOwnDeadline): the owner writes IDLE and
+    // its park deadline, then reads the inbox; this pushed onto the inbox (a CAS, volatile) and
+    // now reads the park state and deadline. Either the owner's read finds this timer, or this
+    // sees the deadline the owner parks until. The same order pairs with the monitor's
+    // `sleeping` write and fence before its look at the workers' timers.
+    if (target.idleNode.parkState() == ParkState.IDLE) {
+        if (timer.deadline - heap.ownerParkDeadline < 0) LockSupport.unpark(target)
+    } else {
+        monitor?.onTimerAdded(target)
     }
     return true
+}
+
+/**
+ * Takes [target]'s offered timers into its heap for it (a thief or the monitor: [target] is busy
+ * and may not look in time); with [tryOnly], not if its heap's lock is held. If that makes an
+ * earlier timer the earliest, an idle [target] is unparked to recompute its park timeout: it may
+ * have read its inbox (empty: taken here) before this published the new earliest.
+ */
+internal fun WorkStealingPool.takeOffersOf(target: Worker, tryOnly: Boolean) {
+    val heap = target.timers ?: return
+    val lowered = if (tryOnly) heap.tryTakeOffers() else heap.takeOffers()
+    if (lowered) wakeForEarlierTimer(target)
+}
+
+/**
+ * An earlier timer was published in [target]'s heap by another thread. Pairs with the fence
+ * after the IDLE write in IdleControl.goIdle(): either this read sees the worker idle (and the
+ * unpark makes it recompute its timeout), or the worker's read of its earliest timer, after that
+ * fence, sees the new one. The same fence pairs with the monitor's `sleeping` write and fence
+ * before its look at the heaps.
+ */
+private fun WorkStealingPool.wakeForEarlierTimer(target: Worker) {
+    VarHandle.fullFence()
+    if (target.idleNode.parkState() == ParkState.IDLE) LockSupport.unpark(target) else monitor?.onTimerAdded(target)
 }
 
 /** A core worker for a timer created off the core workers; starts the core workers on first need. */
@@ -132,7 +164,11 @@ internal fun WorkStealingPool.scheduleTimeout(timeMillis: Long, block: Runnable,
     return FallbackTimer.after(timer.deadline - System.nanoTime()) { block.run() }
 }
 
-/** Whether some core worker's timer is due now (part of the re-scan, [WorkStealingPool.hasVisibleWork]). */
+/**
+ * Whether some core worker's timer is due now (part of the re-scan, [WorkStealingPool.hasVisibleWork]).
+ * Offered timers not yet taken in are not seen: their worker takes them in before it parks, and
+ * for a busy worker the monitor does ([StarvationMonitor]).
+ */
 internal fun WorkStealingPool.hasDueTimers(): Boolean {
     var now = 0L
     var read = false
@@ -148,13 +184,13 @@ internal fun WorkStealingPool.hasDueTimers(): Boolean {
     return false
 }
 
-/** Whether any timer is pending (quiescence waits for them: they run after shutdown). */
+/** Whether any timer is pending, offered ones too (quiescence waits for them: they run after shutdown). */
 internal fun WorkStealingPool.hasPendingTimers(): Boolean {
-    for (i in 0 until parallelism) if (workers.getOrNull(i)?.timers?.earliest != null) return true
+    for (i in 0 until parallelism) if (workers.getOrNull(i)?.timers?.hasPending() == true) return true
     return false
 }
 
-/** Shutdown: periodic tasks run no more (as `ScheduledThreadPoolExecutor`'s default policy). */
+/** Shutdown: periodic tasks run no more (as `ScheduledThreadPoolExecutor`'s default policy); offered ones included. */
 internal fun WorkStealingPool.stopPeriodicTimers() {
     for (i in 0 until parallelism) {
         workers.getOrNull(i)?.timers?.removeIf({ it.stopsAtShutdown }) {

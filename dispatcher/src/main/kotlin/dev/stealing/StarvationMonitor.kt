@@ -22,7 +22,8 @@ import java.util.concurrent.locks.LockSupport
  * Timers: a worker's due timers wait for it to finish its task unless another worker takes
  * them. When a worker whose earliest timer is due is blocked (a blocking region, or presumed),
  * or has been in the same task since the previous look, the monitor wakes or starts a worker
- * ([IdleControl.signalWork]), which takes the due timers from that worker's heap. While such a
+ * ([IdleControl.signalWork]), which takes the due timers from that worker's heap (the monitor
+ * first takes in the timers other threads offered to a worker inside a task). While such a
  * worker has pending timers the monitor keeps looking, and looks no later than their deadline
  * if its owner is blocked, so a timer of a blocked worker fires about on time.
  *
@@ -110,6 +111,7 @@ internal class StarvationMonitor(
             val executed = w.executed // racy read of the owner's counter: only compared for change
             val heap = w.timers
             val topLevel = w.topLevelTasks // racy, compared for change: nested runs do not count
+            if (w.inTask && heap != null && heap.hasOffers()) pool.takeOffersOf(w, tryOnly = false) // it may not look in time
             if (w.inTask && heap != null && heap.earliest != null) {
                 timersHeld = true
                 val blocked = BlockState.isBlocked(w.idleNode.blockState)
@@ -137,7 +139,7 @@ internal class StarvationMonitor(
 
     /** Whether a worker inside a task (which cannot fire timers meanwhile) holds a timer. */
     private fun timersHeldInTasks(): Boolean {
-        pool.workers.forEach { w -> if (w.inTask && w.timers?.earliest != null) return true }
+        pool.workers.forEach { w -> if (w.inTask && w.timers?.hasPending() == true) return true }
         return false
     }
 
@@ -147,6 +149,7 @@ internal class StarvationMonitor(
         val now = System.nanoTime()
         pool.workers.forEach { w ->
             if (w.inTask && BlockState.isBlocked(w.idleNode.blockState)) {
+                if (w.timers?.hasOffers() == true) pool.takeOffersOf(w, tryOnly = false)
                 val e = w.timers?.earliest
                 if (e != null) min = minOf(min, e.deadline - now)
             }

@@ -5,6 +5,9 @@ package dev.stealing
  * coroutine's `delay` ([DelayResume]), a `withTimeout` ([TimeoutTimer]) or a Java delayed or
  * periodic task ([DelayedTask]).
  *
+ * A timer offered by another thread waits in its heap's inbox until the owner (or a thief, or
+ * the monitor) takes it in ([TimerHeap.offer]).
+ *
  * When due, a worker takes it out of the heap and pushes it onto its own deque as an ordinary
  * task (`Worker.kt`), so a burst of due timers is spread by stealing like any other work; [run]
  * then performs the action. Every kind ends exactly once: fired by [run], cancelled by its
@@ -21,11 +24,21 @@ internal abstract class Timer(
     /** Insertion order in its heap, to order equal deadlines; guarded by the heap's lock. */
     @JvmField var seq = 0L
 
-    /** Its index in [heap]'s array, or -1; guarded by the heap's lock. */
+    /**
+     * Its index in [heap]'s array, or -1 (in no heap), or [TimerHeap.IN_INBOX] /
+     * [TimerHeap.CANCELLED_IN_INBOX] while offered; guarded by the heap's lock (the offerer
+     * writes it before its push publishes the timer).
+     */
     @JvmField var heapIndex = -1
 
-    /** The heap holding it, or null once taken; written under that heap's lock, read without it to remove. */
+    /**
+     * The heap holding it, or whose inbox holds it; null once taken. Written under that heap's
+     * lock (by the offerer before its push), read without it to remove.
+     */
     @Volatile @JvmField var heap: TimerHeap? = null
+
+    /** The next older timer in its heap's inbox; written by the offerer before its push, cleared under the lock. */
+    @JvmField var nextInInbox: Timer? = null
 
     /**
      * The pool stopped and this timer will never fire on it: end it. Returns true if it should

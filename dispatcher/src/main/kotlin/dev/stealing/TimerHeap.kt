@@ -1,27 +1,34 @@
 package dev.stealing
 
+import java.lang.invoke.VarHandle
 import java.util.concurrent.locks.ReentrantLock
 
 /**
  * One core worker's pending timers ([Timer]): a binary min-heap by deadline (ties by insertion
- * order), in an array, under a lock.
+ * order), in an array, under a lock, fed by a lock-free inbox for timers from other threads.
  *
- * Who uses it: the owner worker adds the timers it creates and takes the due ones between
- * tasks; any thread may add (timers created outside the pool, keyed timers, the periodic
- * re-schedule of a task that ran elsewhere) and remove (a cancelled timer: `withTimeout` that
- * finished early, a cancelled `delay`, `ScheduledFuture.cancel`); other workers take due timers
- * with [tryPollDue], which never waits for the lock, when the owner is busy or blocked.
+ * Who uses it: the owner worker [add]s the timers it creates and takes the due ones between
+ * tasks. Any other thread (timers created outside the pool, keyed timers, the periodic
+ * re-schedule of a task that ran elsewhere) [offer]s: one CAS pushes the timer onto [inbox],
+ * and whoever takes the heap's lock next (the owner's look, a thief, the monitor) moves the
+ * inbox into the heap first ([takeOffers]), so an offerer never waits for the lock nor sifts
+ * while the owner takes. Any thread may [remove] (a cancelled timer: `withTimeout` that
+ * finished early, a cancelled `delay`, `ScheduledFuture.cancel`), in the heap or still in the
+ * inbox; other workers take due timers with [tryPollDue], which never waits for the lock, when
+ * the owner is busy or blocked.
  *
- * Why a lock and not a lock-free structure: every operation is O(log n) on a few cache lines
- * and, in the common case (a worker's own `withTimeout`: add, then remove), uncontended, so the
- * lock costs two CAS-free-of-contention atomics. A cancelled timer is removed at once (its
- * index is kept in [Timer.heapIndex]), so the heap holds only live timers: 10 million
+ * Why a lock for the heap and not a lock-free structure: every operation is O(log n) on a few
+ * cache lines and, in the common case (a worker's own `withTimeout`: add, then remove),
+ * uncontended, so the lock costs two CAS-free-of-contention atomics. A cancelled timer is
+ * removed at once (its index is kept in [Timer.heapIndex]; one still in the inbox is marked and
+ * dropped when the inbox is taken), so the heap holds only live timers: 10 million
  * `withTimeout` calls that end early leave it as small as it was.
  *
- * [earliest] is the head, published with a volatile write after every change, so a parking
- * owner can compute its park timeout, and searchers and the starvation monitor can see a due
- * timer, without the lock. [close] (the owner's exit, or `shutdownNow`) refuses later adds, so
- * a timer is either drained by the closer or refused to its creator, never stranded.
+ * [earliest] is the heap's head (offered timers not yet taken in are not in it), published with
+ * a volatile write after every change, so a parking owner can compute its park timeout, and
+ * searchers and the starvation monitor can see a due timer, without the lock. [close] (the
+ * owner's exit, or `shutdownNow`) refuses later adds and offers, so a timer is either drained by
+ * the closer or refused to its creator, never stranded.
  */
 internal class TimerHeap {
     private val lock = ReentrantLock()
@@ -37,81 +44,140 @@ internal class TimerHeap {
     private var nextSeq = 0L // guarded by lock
     private var closed = false // guarded by lock
 
+    /**
+     * Timers offered by other threads and not yet taken into the heap, newest first, linked by
+     * [Timer.nextInInbox]; [CLOSED_INBOX] once closed. Pushed with a CAS by [offer]; emptied
+     * only under the lock (by [takeOffersLocked] and [drain]), so a swap never reopens a closed
+     * inbox and a [remove] under the lock sees a stable inbox.
+     */
+    @Volatile private var inbox: Timer? = null
+
     /** The timer with the earliest deadline, or null; written under the lock after each change. */
     @Volatile var earliest: Timer? = null
         private set
 
-    /** Pending timers (a racy read, for stats). */
-    @Volatile var size: Int = 0
-        private set
+    /**
+     * The owner's deadline while it parks: written by the owner before its last look at the
+     * inbox before a park ([Worker]'s park timeout), read by an offerer after its push, which
+     * unparks the owner only for an earlier timer. A Dekker pair on [inbox] and this field:
+     * either the owner's look sees the offered timer, or the offerer sees the deadline the owner
+     * parks until (`docs/timers.md`, "Timers from other threads").
+     */
+    @Volatile @JvmField var ownerParkDeadline: Long = 0L
 
     /** The length of the heap's array (tests: memory given back after a burst). */
-    fun capacity(): Int {
-        lock.lock()
-        try {
-            return queue.size
-        } finally {
-            lock.unlock()
+    fun capacity(): Int = locked { queue.size }
+
+    /**
+     * Pending timers, in the heap and offered (for stats: under the lock, so exact at one moment;
+     * it walks the inbox, which a busy owner keeps short).
+     */
+    fun pendingCount(): Int = locked {
+        var n = count
+        var t = inbox
+        if (t === CLOSED_INBOX) t = null
+        while (t != null) {
+            if (t.heapIndex != CANCELLED_IN_INBOX) n++
+            t = t.nextInInbox
         }
+        n
     }
 
-    /** Whether the earliest timer's deadline is at or before [now] (no lock). */
+    /** Whether any timer is pending, in the heap or offered (no lock). */
+    fun hasPending(): Boolean = earliest != null || hasOffers()
+
+    /** Whether timers offered by other threads wait to be taken into the heap (no lock). */
+    fun hasOffers(): Boolean {
+        val head = inbox
+        return head != null && head !== CLOSED_INBOX
+    }
+
+    /** Whether the earliest timer's deadline is at or before [now] (no lock; offered timers not counted). */
     fun isDue(now: Long): Boolean {
         val e = earliest ?: return false
         return e.deadline - now <= 0
     }
 
     /**
-     * Adds [timer]: [ADDED], or [ADDED_EARLIEST] if it is now the earliest (a parked owner must
-     * recompute its park timeout), or [CLOSED] if this heap no longer takes timers.
+     * The owner adds [timer]: [ADDED], or [ADDED_EARLIEST] if it is now the earliest (a parked
+     * owner must recompute its park timeout), or [CLOSED] if this heap no longer takes timers.
+     * Any thread may call it (tests, a model); other threads use [offer].
      */
-    fun add(timer: Timer): Int {
-        lock.lock()
-        try {
-            if (closed) return CLOSED
-            timer.seq = nextSeq++
-            if (count == queue.size) resize(count * 2)
-            timer.heap = this
-            siftUp(count++, timer)
-            size = count
-            return if (queue[0] === timer) {
-                earliest = timer
-                ADDED_EARLIEST
-            } else {
-                ADDED
+    fun add(timer: Timer): Int = locked {
+        if (closed) return@locked CLOSED
+        timer.heap = this
+        insertLocked(timer)
+        publishLocked()
+        if (queue[0] === timer) ADDED_EARLIEST else ADDED
+    }
+
+    /**
+     * Another thread adds [timer]: pushed onto the inbox with a CAS, without the lock; false if
+     * this heap is closed. The owner takes it in at its next look; the caller decides whether
+     * the owner must be woken for it ([ownerParkDeadline]).
+     */
+    fun offer(timer: Timer): Boolean {
+        timer.heapIndex = IN_INBOX
+        // Volatile: a canceller that reads it then finds the timer in the inbox under the lock;
+        // and the periodic re-add's Dekker pair with cancel() (DelayedTask.run) needs it.
+        timer.heap = this
+        while (true) {
+            val head = inbox
+            if (head === CLOSED_INBOX) {
+                timer.heap = null
+                timer.heapIndex = -1
+                return false
             }
-        } finally {
-            lock.unlock()
+            timer.nextInInbox = head
+            if (INBOX.compareAndSet(this, head, timer)) return true
         }
     }
 
-    /** Removes [timer] if it is still in this heap; false if it was taken or never here. */
-    fun remove(timer: Timer): Boolean {
-        lock.lock()
+    /** Moves the offered timers into the heap; true if the earliest timer is now an earlier one. */
+    fun takeOffers(): Boolean = locked { takeOffersLocked() }
+
+    /** [takeOffers] for a thread that must not wait: false at once if the lock is held. */
+    fun tryTakeOffers(): Boolean {
+        if (!lock.tryLock()) return false
         try {
-            val i = timer.heapIndex
-            if (timer.heap !== this || i < 0 || i >= count || queue[i] !== timer) return false
-            removeAt(i)
-            return true
+            return takeOffersLocked()
         } finally {
             lock.unlock()
         }
     }
 
     /**
-     * Owner: takes up to [max] timers due at [now] into [into] (earliest first); returns how
-     * many.
+     * Removes [timer] if it is still pending here (in the heap, or offered and not yet taken
+     * in: then it is marked and dropped when the inbox is taken); false if it was taken or never
+     * here.
      */
-    fun pollDue(now: Long, into: Array<Timer?>, max: Int): Int {
-        lock.lock()
-        try {
-            return takeDue(now, into, max)
-        } finally {
-            lock.unlock()
+    fun remove(timer: Timer): Boolean = locked {
+        val i = timer.heapIndex
+        when {
+            timer.heap !== this -> false
+            i == IN_INBOX -> {
+                timer.heapIndex = CANCELLED_IN_INBOX
+                true
+            }
+            i < 0 || i >= count || queue[i] !== timer -> false
+            else -> {
+                removeAt(i)
+                publishLocked()
+                true
+            }
         }
     }
 
-    /** [pollDue] for another worker: 0 at once if the lock is held. */
+    /**
+     * Owner: takes the offered timers in, then up to [max] timers due at [now] into [into]
+     * (earliest first); returns how many.
+     */
+    fun pollDue(now: Long, into: Array<Timer?>, max: Int): Int = locked {
+        takeOffersLocked()
+        takeDue(now, into, max)
+    }
+
+    /** [pollDue] of the heap alone, for another worker: 0 at once if the lock is held. */
     fun tryPollDue(now: Long, into: Array<Timer?>, max: Int): Int {
         if (!lock.tryLock()) return 0
         try {
@@ -121,32 +187,37 @@ internal class TimerHeap {
         }
     }
 
-    /** Every pending timer, for [action], removed; with [close], later adds are refused. */
+    /** Every pending timer (offered ones too), for [action], removed; with [close], later adds and offers are refused. */
     fun drain(close: Boolean, action: (Timer) -> Unit) {
-        val taken: List<Timer>
-        lock.lock()
-        try {
+        val taken = ArrayList<Timer>()
+        locked {
             if (close) closed = true
-            taken = ArrayList<Timer>(count).also { list -> for (i in 0 until count) list += queue[i]!! }
-            for (t in taken) {
+            var offered = INBOX.getAndSet(this, if (close) CLOSED_INBOX else null) as Timer?
+            if (offered === CLOSED_INBOX) offered = null
+            forEachOffered(offered) { t ->
+                val cancelled = t.heapIndex == CANCELLED_IN_INBOX
                 t.heap = null
                 t.heapIndex = -1
+                if (!cancelled) taken += t
+            }
+            for (i in 0 until count) {
+                val t = queue[i]!!
+                t.heap = null
+                t.heapIndex = -1
+                taken += t
             }
             queue.fill(null, 0, count)
             count = 0
-            size = 0
-            earliest = null
-        } finally {
-            lock.unlock()
+            publishLocked()
         }
         taken.forEach(action)
     }
 
-    /** Removes every pending timer for which [predicate] holds and passes it to [action]. */
+    /** Removes every pending timer (offered ones too) for which [predicate] holds and passes it to [action]. */
     fun removeIf(predicate: (Timer) -> Boolean, action: (Timer) -> Unit) {
         val taken = ArrayList<Timer>()
-        lock.lock()
-        try {
+        locked {
+            takeOffersLocked()
             var kept = 0
             for (i in 0 until count) {
                 val t = queue[i]!!
@@ -158,18 +229,77 @@ internal class TimerHeap {
                     queue[kept++] = t
                 }
             }
-            if (taken.isEmpty()) return
+            if (taken.isEmpty()) return@locked
             queue.fill(null, kept, count)
             count = kept
             for (i in 0 until count) deadlines[i] = queue[i]!!.deadline
             for (i in (count ushr 1) - 1 downTo 0) siftDown(i, queue[i]!!) // re-heapify
             for (i in 0 until count) queue[i]!!.heapIndex = i
-            size = count
-            earliest = if (count == 0) null else queue[0]
+            publishLocked()
+        }
+        taken.forEach(action)
+    }
+
+    private inline fun <R> locked(block: () -> R): R {
+        lock.lock()
+        try {
+            return block()
         } finally {
             lock.unlock()
         }
-        taken.forEach(action)
+    }
+
+    /**
+     * Under the lock: moves the inbox into the heap, oldest offer first (so equal deadlines keep
+     * their offer order), dropping the ones removed meanwhile; true if [earliest] changed (only
+     * to an earlier timer: nothing leaves the heap here).
+     */
+    private fun takeOffersLocked(): Boolean {
+        val head = inbox
+        if (head == null || head === CLOSED_INBOX) return false
+        // Not CLOSED_INBOX: only drain() closes it, under this lock.
+        var newestFirst = INBOX.getAndSet(this, null) as Timer?
+        var oldestFirst: Timer? = null
+        while (newestFirst != null) { // reverse the stack
+            val next = newestFirst.nextInInbox
+            newestFirst.nextInInbox = oldestFirst
+            oldestFirst = newestFirst
+            newestFirst = next
+        }
+        val before = earliest
+        forEachOffered(oldestFirst) { t ->
+            if (t.heapIndex == CANCELLED_IN_INBOX) {
+                t.heap = null
+                t.heapIndex = -1
+            } else {
+                insertLocked(t)
+            }
+        }
+        publishLocked()
+        return earliest !== before
+    }
+
+    /** Calls [action] on each timer of the list from [first], unlinking it first. */
+    private inline fun forEachOffered(first: Timer?, action: (Timer) -> Unit) {
+        var t = first
+        while (t != null) {
+            val next = t.nextInInbox
+            t.nextInInbox = null
+            action(t)
+            t = next
+        }
+    }
+
+    /** Under the lock: sifts [timer] (whose [Timer.heap] is already this) into the heap. */
+    private fun insertLocked(timer: Timer) {
+        timer.seq = nextSeq++
+        if (count == queue.size) resize(count * 2)
+        siftUp(count++, timer)
+    }
+
+    /** Under the lock: republishes [earliest] after a change. */
+    private fun publishLocked() {
+        earliest = if (count == 0) null else queue[0]
     }
 
     private fun takeDue(now: Long, into: Array<Timer?>, max: Int): Int {
@@ -180,10 +310,11 @@ internal class TimerHeap {
             removeAt(0)
             into[n++] = head
         }
+        if (n > 0) publishLocked()
         return n
     }
 
-    /** Under the lock: removes the timer at [i], then republishes [earliest] and [size]. */
+    /** Under the lock: removes the timer at [i] (the caller republishes [earliest]). */
     private fun removeAt(i: Int) {
         val removed = queue[i]!!
         removed.heap = null
@@ -197,8 +328,6 @@ internal class TimerHeap {
         }
         // Give memory back after a burst: at a quarter full, halve (never below the initial size).
         if (queue.size > INITIAL_CAPACITY && count < queue.size / 4) resize(queue.size / 2)
-        size = count
-        earliest = if (count == 0) null else queue[0]
     }
 
     private fun resize(capacity: Int) {
@@ -256,5 +385,19 @@ internal class TimerHeap {
         const val ADDED = 1
         const val ADDED_EARLIEST = 2
         const val INITIAL_CAPACITY = 16
+
+        /** [Timer.heapIndex] of a timer offered and not yet taken into the heap. */
+        const val IN_INBOX = -2
+
+        /** [Timer.heapIndex] of an offered timer removed before it was taken in. */
+        const val CANCELLED_IN_INBOX = -3
+
+        /** The inbox of a closed heap: offers are refused. */
+        private val CLOSED_INBOX: Timer = object : Timer(0L) {
+            override fun run() {}
+            override fun abandon(why: String): Boolean = false
+        }
+
+        private val INBOX: VarHandle = fieldHandle(TimerHeap::class.java, "inbox", Timer::class.java)
     }
 }

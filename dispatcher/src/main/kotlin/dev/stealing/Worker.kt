@@ -63,16 +63,35 @@ internal class Worker(
 
     /**
      * Owner only, for [IdleControl.parkWhileIdle]: work only this worker takes has arrived
-     * (keyed work, or one of its timers is due). Allocated once.
+     * (keyed work, or one of its timers is due, offered ones taken in first). Allocated once.
      */
     private val hasOwnWork: () -> Boolean = {
-        keyedQueue?.hasWork() == true || timers?.isDue(System.nanoTime()) == true
+        keyedQueue?.hasWork() == true || timers?.let { heap ->
+            if (heap.hasOffers()) heap.takeOffers()
+            heap.isDue(System.nanoTime())
+        } == true
     }
 
-    /** Owner only, for [IdleControl.parkWhileIdle]: nanoseconds until its earliest timer is due, or Long.MAX_VALUE. */
-    private val nanosToOwnDeadline: () -> Long = {
-        val e = timers?.earliest
-        if (e == null) Long.MAX_VALUE else e.deadline - System.nanoTime()
+    /**
+     * Owner only, for [IdleControl.parkWhileIdle], called after the IDLE write and its fence:
+     * nanoseconds until its earliest timer is due, or Long.MAX_VALUE. Publishes the deadline it
+     * will park until ([TimerHeap.ownerParkDeadline], volatile), then reads the inbox (volatile):
+     * an offerer pushes, then reads that deadline, so either this read finds the offered timer
+     * (taken in, and the deadline recomputed) or the offerer sees the deadline and unparks this
+     * worker for an earlier timer ([insertTimer]).
+     */
+    private val nanosToOwnDeadline: () -> Long = { nanosToDeadlineBeforePark() }
+
+    private fun nanosToDeadlineBeforePark(): Long {
+        val heap = timers ?: return Long.MAX_VALUE
+        while (true) {
+            if (heap.hasOffers()) heap.takeOffers()
+            val e = heap.earliest
+            val now = System.nanoTime()
+            // No timer: a deadline later than any offer's but one of a maximal delay (146 years).
+            heap.ownerParkDeadline = e?.deadline ?: (now + MAX_DELAY_NANOS)
+            if (!heap.hasOffers()) return if (e == null) Long.MAX_VALUE else e.deadline - now
+        }
     }
 
     /**
@@ -284,6 +303,7 @@ internal class Worker(
                 repeat(SPIN_WAITS_PER_ROUND) { onSpinWait() }
                 scanOthers()?.let { return it }
                 if (keyed != null) pollKeyed(keyed)?.let { return it }
+                pollDueTimers()?.let { return it } // a stream of timers from outside comes due while it searches
                 takeOthersDueTimers()?.let { return it }
             }
             if (!parkIdle()) return null
@@ -296,18 +316,22 @@ internal class Worker(
     /** Owner only: buffer for due timers taken from a heap. */
     private val dueTimers = arrayOfNulls<Timer>(TIMER_BATCH)
 
-    /** Takes this worker's own due timers (a volatile read when it has none pending). */
+    /**
+     * Takes this worker's own due timers, after taking in those offered by other threads (two
+     * volatile reads when it has none pending).
+     */
     private fun pollDueTimers(): Runnable? {
         val heap = timers ?: return null
-        if (heap.earliest == null) return null
+        if (heap.earliest == null && !heap.hasOffers()) return null
         val now = System.nanoTime()
-        if (!heap.isDue(now)) return null
+        if (!heap.isDue(now) && !heap.hasOffers()) return null
         return runDueTimers(heap.pollDue(now, dueTimers, TIMER_BATCH), now)
     }
 
     /**
      * Takes due timers from another core worker's heap, never waiting for its lock: that
-     * worker is busy, blocked, or about to take them itself.
+     * worker is busy, blocked, or about to take them itself. The offers of a worker inside a
+     * task are taken in first (it may be in a long one).
      */
     private fun takeOthersDueTimers(): Runnable? {
         var now = 0L
@@ -315,7 +339,9 @@ internal class Worker(
         for (i in 0 until pool.parallelism) {
             val victim = pool.workers.getOrNull(i) ?: continue
             val heap = victim.timers ?: continue
-            if (victim === this || heap.earliest == null) continue
+            if (victim === this) continue
+            if (victim.inTask && heap.hasOffers()) pool.takeOffersOf(victim, tryOnly = true)
+            if (heap.earliest == null) continue
             if (!clockRead) {
                 now = System.nanoTime()
                 clockRead = true

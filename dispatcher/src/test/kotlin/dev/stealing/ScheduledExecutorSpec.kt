@@ -82,6 +82,47 @@ class ScheduledExecutorSpec : FunSpec({
         }
     }
 
+    test("an outside timer due before the one an idle worker sleeps until wakes it") {
+        StealingDispatcher(1, "offer-wake").use { d ->
+            val ex = d.executor
+            ex.schedule(Runnable { }, 0, TimeUnit.MILLISECONDS).get(10, TimeUnit.SECONDS) // starts the worker
+            val far = ex.schedule(Runnable { }, 1, TimeUnit.HOURS)
+            val later = List(100) { ex.schedule(Runnable { }, 2, TimeUnit.HOURS) } // later: no reason to wake it
+            try {
+                val worker = d.pool.workers.getOrNull(0)!!
+                // Parked until the far timer: it took its offers in and published that deadline.
+                eventually(10_000) {
+                    worker.idleNode.parkState() == ParkState.IDLE && worker.timers!!.ownerParkDeadline == (far as Timer).deadline
+                }.shouldBeTrue()
+                val ran = CountDownLatch(1)
+                ex.schedule(Runnable { ran.countDown() }, 10, TimeUnit.MILLISECONDS)
+                ran.await(10, TimeUnit.SECONDS).shouldBeTrue() // without the unpark it would sleep for an hour
+            } finally {
+                far.cancel(false) // close() would wait for them
+                later.forEach { it.cancel(false) }
+            }
+        }
+    }
+
+    test("a timer offered to a busy worker and cancelled before it is taken in is counted once and never fires") {
+        StealingDispatcher(1, "offer-cancel").use { d ->
+            val entered = CountDownLatch(1)
+            val release = CountDownLatch(1)
+            d.executor.execute { entered.countDown(); release.await(30, TimeUnit.SECONDS) }
+            entered.await(10, TimeUnit.SECONDS).shouldBeTrue()
+            val ran = AtomicInteger()
+            val cancelledBefore = d.stats().timersCancelled
+            val futures = List(1_000) { d.executor.schedule(Runnable { ran.incrementAndGet() }, 20, TimeUnit.MILLISECONDS) }
+            futures.forEach { it.cancel(false).shouldBeTrue() }
+            d.stats().pendingTimers.sum() shouldBe 0
+            (d.stats().timersCancelled - cancelledBefore) shouldBe 1_000L
+            release.countDown()
+            d.executor.schedule(Runnable { }, 50, TimeUnit.MILLISECONDS).get(10, TimeUnit.SECONDS) // after their deadline
+            ran.get() shouldBe 0
+            d.stats().timersFired shouldBe 1L // the marker: the cancelled ones were dropped, not fired
+        }
+    }
+
     test("scheduleAtFixedRate runs until cancelled; runs never overlap") {
         StealingDispatcher(4, "sched-rate").use { d ->
             val runs = AtomicInteger()

@@ -18,13 +18,14 @@ private class ModelTimer(val id: Int) : Timer(DEADLINES[id]) {
 }
 
 /**
- * A worker's timer heap under Lincheck: adds, removals (a cancel from any thread), takes of due
- * timers in batches, the published earliest timer and a closing drain, all from any thread.
- * Linearizable against [SequentialTimerHeap]. Each timer is added at most once per scenario
- * (as a real timer is in at most one heap at a time): a second add of an id answers "used".
- * Adds come from one thread at a time, like a worker adding its own timers (the "used" check
- * would otherwise race with the add it guards, a flaw of the model, not of the heap); removals,
- * takes, reads and the close come from every thread.
+ * A worker's timer heap under Lincheck: adds (the owner's) and offers (another thread's, into
+ * the lock-free inbox), removals (a cancel from any thread, of a timer in the heap or still
+ * offered), taking the offers in, takes of due timers in batches, the published earliest timer,
+ * the pending count and a closing drain, all from any thread. Linearizable against
+ * [SequentialTimerHeap]. Each timer is added or offered at most once per scenario (as a real
+ * timer is in at most one heap at a time): a second add of an id answers "used". Adds and offers
+ * come from one thread at a time (the "used" check would otherwise race with the add it guards,
+ * a flaw of the model, not of the heap); the rest come from every thread.
  */
 @Param(name = "id", gen = IntGen::class, conf = "0:4")
 class TimerHeapLincheckModel {
@@ -42,6 +43,19 @@ class TimerHeapLincheckModel {
             else -> "added"
         }
     }
+
+    @Operation(nonParallelGroup = "adder")
+    fun offer(@Param(name = "id") id: Int): String {
+        if (used[id]) return "used"
+        used[id] = true
+        return if (heap.offer(timers[id])) "offered" else "closed"
+    }
+
+    @Operation
+    fun takeOffers(): Boolean = heap.takeOffers()
+
+    @Operation
+    fun pending(): Int = heap.pendingCount()
 
     @Operation
     fun remove(@Param(name = "id") id: Int): Boolean = heap.remove(timers[id])
@@ -64,12 +78,34 @@ class TimerHeapLincheckModel {
     }
 }
 
-/** The sequential specification: a set of timers ordered by deadline, then by order of addition. */
+/**
+ * The sequential specification: a set of timers ordered by deadline, then by order of addition
+ * (an offered timer's order is fixed when it is taken in, in offer order), and a list of
+ * offered ones that only the earliest timer does not see.
+ */
 class SequentialTimerHeap {
     private val used = BooleanArray(DEADLINES.size)
     private val present = ArrayList<Pair<Int, Long>>() // id, sequence
+    private val offered = ArrayList<Int>() // oldest first
     private var seq = 0L
     private var closed = false
+
+    fun offer(id: Int): String {
+        if (used[id]) return "used"
+        used[id] = true
+        if (closed) return "closed"
+        offered += id
+        return "offered"
+    }
+
+    fun takeOffers(): Boolean {
+        val before = earliest()
+        for (id in offered) present += id to seq++
+        offered.clear()
+        return earliest() != before
+    }
+
+    fun pending(): Int = present.size + offered.size
 
     private fun ordered() = present.sortedWith(compareBy({ DEADLINES[it.first] }, { it.second }))
 
@@ -81,9 +117,10 @@ class SequentialTimerHeap {
         return if (ordered().first().first == id) "earliest" else "added"
     }
 
-    fun remove(id: Int): Boolean = present.removeIf { it.first == id }
+    fun remove(id: Int): Boolean = present.removeIf { it.first == id } || offered.remove(id)
 
     fun pollDue(): List<Int> {
+        takeOffers()
         val taken = ordered().filter { DEADLINES[it.first] <= NOW }.take(BATCH).map { it.first }
         present.removeIf { it.first in taken }
         return taken
@@ -93,14 +130,15 @@ class SequentialTimerHeap {
 
     fun closeAndDrain(): List<Int> {
         closed = true
-        val all = present.map { it.first }.sorted()
+        val all = (present.map { it.first } + offered).sorted()
         present.clear()
+        offered.clear()
         return all
     }
 }
 
 class TimerHeapLincheckSpec : FunSpec({
-    test("sequential: 200,000 random adds, removals, takes and reads against a sorted reference") {
+    test("sequential: 200,000 random adds, offers, removals, takes and reads against a sorted reference") {
         class T(deadline: Long) : Timer(deadline) {
             override fun run() {}
             override fun abandon(why: String): Boolean = false
@@ -108,23 +146,37 @@ class TimerHeapLincheckSpec : FunSpec({
         val random = java.util.Random(42)
         val heap = TimerHeap()
         val reference = java.util.TreeSet<T>(compareBy<T>({ it.deadline }, { it.seq })) // no deadline wraps here
+        val offered = ArrayList<T>() // offered, not yet taken in: ordered only once taken in
         val all = Array(256) { T(0) }
         val into = arrayOfNulls<Timer>(8)
         var now = 0L
         repeat(200_000 * stressMultiplier) {
-            when (random.nextInt(4)) {
-                0 -> { // add a timer that is in no heap, with a deadline that may tie
+            when (random.nextInt(5)) {
+                0, 3 -> { // add or offer a timer that is in no heap, with a deadline that may tie
                     val i = random.nextInt(all.size)
-                    if (all[i].heap == null && all[i] !in reference) {
-                        all[i] = T(now + random.nextInt(64)).also { heap.add(it); reference += it }
+                    if (all[i].heap == null && all[i] !in offered && all[i] !in reference) {
+                        val t = T(now + random.nextInt(64))
+                        all[i] = t
+                        if (random.nextBoolean()) {
+                            heap.add(t)
+                            reference += t
+                        } else {
+                            if (!heap.offer(t)) throw AssertionError("offer refused")
+                            offered += t
+                        }
                     }
                 }
-                1 -> { // remove one, present or not
+                1 -> { // remove one, present, offered or neither
                     val t = all[random.nextInt(all.size)]
-                    val expected = reference.remove(t)
+                    val expected = if (t in offered) offered.remove(t) else reference.remove(t)
                     if (heap.remove(t) != expected) throw AssertionError("remove($t) disagreed")
                 }
-                2 -> { // take what is due
+                2 -> { // take the offers in, then what is due
+                    val earliestBefore = heap.earliest
+                    val lowered = heap.takeOffers()
+                    reference += offered // their order is fixed now
+                    offered.clear()
+                    if (lowered != (heap.earliest !== earliestBefore)) throw AssertionError("takeOffers() said $lowered")
                     now += random.nextInt(8)
                     val n = heap.pollDue(now, into, into.size)
                     for (k in 0 until n) {
@@ -137,11 +189,12 @@ class TimerHeapLincheckSpec : FunSpec({
                 else -> {}
             }
             if (heap.earliest !== reference.firstOrNull()) throw AssertionError("earliest is ${heap.earliest}, expected ${reference.firstOrNull()}")
-            if (heap.size != reference.size) throw AssertionError("size ${heap.size}, expected ${reference.size}")
+            val pending = reference.size + offered.size
+            if (heap.pendingCount() != pending) throw AssertionError("pending ${heap.pendingCount()}, expected $pending")
         }
     }
 
-    test("model checking: add, remove, take due, earliest and close from several threads") {
+    test("model checking: add, offer, remove, take offers and due timers, earliest, pending and close from several threads") {
         // Lincheck models the lock's internals, so each scenario is costly to explore: the
         // default build checks two threads, -Pstress three and many more scenarios.
         val full = stressMultiplier > 1
@@ -155,7 +208,7 @@ class TimerHeapLincheckSpec : FunSpec({
             .check(TimerHeapLincheckModel::class)
     }
 
-    test("stress: add, remove, take due, earliest and close from three threads") {
+    test("stress: add, offer, remove, take offers and due timers, earliest, pending and close from three threads") {
         StressOptions()
             .threads(3)
             .actorsPerThread(4)
