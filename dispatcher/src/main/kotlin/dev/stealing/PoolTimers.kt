@@ -71,11 +71,11 @@ private fun WorkStealingPool.insertTimer(target: Worker, timer: Timer, caller: W
     val heap = target.timers!!
     if (target === caller) return heap.add(timer) != TimerHeap.CLOSED
     if (!heap.offer(timer)) return false
-    // Dekker pair with the owner's park (Worker.nanosToOwnDeadline): the owner writes IDLE and
-    // its park deadline, then reads the inbox; this pushed onto the inbox (a CAS, volatile) and
-    // now reads the park state and deadline. Either the owner's read finds this timer, or this
-    // sees the deadline the owner parks until. The same order pairs with the monitor's
-    // `sleeping` write and fence before its look at the workers' timers.
+    // Dekker pair with the owner's park (Worker.nanosToDeadlineBeforePark): the owner writes
+    // IDLE and its park deadline, then reads the inbox; this pushed onto the inbox (a CAS,
+    // volatile) and now reads the park state and deadline. Either the owner's read finds this
+    // timer, or this sees the deadline the owner parks until. The same order pairs with the
+    // monitor's `sleeping` write and fence before its look at the workers' timers.
     if (target.idleNode.parkState() == ParkState.IDLE) {
         if (timer.deadline - heap.ownerParkDeadline < 0) LockSupport.unpark(target)
     } else {
