@@ -292,6 +292,9 @@ class TimerSpec : FunSpec({
                 resumed.set(System.nanoTime())
             }
             started.await()
+            // The delay's timer is in a heap: a close() before it would refuse the delay instead
+            // (failed once beside two burners: the worker was preempted between the two lines).
+            eventually(10_000) { d.stats().pendingTimers.sum() == 1 }.shouldBeTrue()
             val closing = System.nanoTime()
             d.close()
             (resumed.get() - closing) shouldBeGreaterThan 0L // it ran before close returned

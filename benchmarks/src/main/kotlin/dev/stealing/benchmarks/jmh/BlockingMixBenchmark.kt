@@ -4,7 +4,9 @@ import dev.stealing.benchmarks.BusyWork
 import dev.stealing.benchmarks.ExecutorUnderTest
 import dev.stealing.benchmarks.WrongResult
 import dev.stealing.blocking
+import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
@@ -21,6 +23,8 @@ import org.openjdk.jmh.annotations.Setup
 import org.openjdk.jmh.annotations.State
 import org.openjdk.jmh.annotations.TearDown
 import org.openjdk.jmh.annotations.Warmup
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
 import java.util.concurrent.ForkJoinPool
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
@@ -42,7 +46,10 @@ import java.util.concurrent.atomic.AtomicLong
  *   (default `starvationInterval`, 100 ms) can notice a blocked worker;
  * - `default-io`: `Dispatchers.Default`, the sleep in `withContext(Dispatchers.IO) { }`;
  * - `fjp-managed`: `ForkJoinPool(cores)` as a dispatcher (`asCoroutineDispatcher()`), the sleep
- *   in `ForkJoinPool.managedBlock` ([SleepBlocker]), which compensates with a spare thread.
+ *   in `ForkJoinPool.managedBlock` ([SleepBlocker]), which compensates with a spare thread;
+ * - `vthreads`: JDK 21+ only (fails at set-up before): `Executors.newVirtualThreadPerTaskExecutor()`
+ *   as a dispatcher, each task on a virtual thread, the sleep plain (a sleeping virtual thread
+ *   leaves its carrier; the JDK's carriers are a `ForkJoinPool` of `cores` threads).
  *
  * Each operation checks that every task ran once and that the CPU tasks' results add up to
  * the checksum computed in the trial set-up, which also prints how long the CPU work takes on
@@ -55,10 +62,13 @@ import java.util.concurrent.atomic.AtomicLong
 @Measurement(iterations = 5, time = 2)
 @Fork(1)
 open class BlockingMixBenchmark {
-    @Param("marked", "unmarked", "default-io", "fjp-managed")
+    @Param("marked", "unmarked", "default-io", "fjp-managed", "vthreads")
     lateinit var variant: String
 
-    private lateinit var subject: ExecutorUnderTest
+    private var subject: ExecutorUnderTest? = null
+    private lateinit var dispatcher: CoroutineDispatcher
+    private var virtualThreads: ExecutorService? = null
+    private var parallelism = ExecutorUnderTest.CORES
     private var mode = 0
     private var expectedSum = 0L
     private val cpuSum = AtomicLong()
@@ -72,22 +82,38 @@ open class BlockingMixBenchmark {
             "unmarked" -> UNMARKED
             "default-io" -> DEFAULT_IO
             "fjp-managed" -> FJP_MANAGED
-            else -> throw IllegalArgumentException("variant must be marked, unmarked, default-io or fjp-managed, was '$variant'")
+            "vthreads" -> VIRTUAL_THREADS
+            else -> throw IllegalArgumentException("variant must be marked, unmarked, default-io, fjp-managed or vthreads, was '$variant'")
         }
-        subject = ExecutorUnderTest.create(
-            when (mode) {
-                MARKED, UNMARKED -> "stealing"
-                DEFAULT_IO -> "default"
-                else -> "fjp"
-            },
-        )
+        if (mode == VIRTUAL_THREADS) {
+            // Reflection: this module compiles for JDK 17, which has no virtual threads.
+            val factory = try {
+                Executors::class.java.getMethod("newVirtualThreadPerTaskExecutor")
+            } catch (e: NoSuchMethodException) {
+                throw IllegalStateException("vthreads: no virtual threads before JDK 21 (this is ${System.getProperty("java.version")})")
+            }
+            val executor = factory.invoke(null) as ExecutorService
+            virtualThreads = executor
+            dispatcher = executor.asCoroutineDispatcher()
+        } else {
+            val s = ExecutorUnderTest.create(
+                when (mode) {
+                    MARKED, UNMARKED -> "stealing"
+                    DEFAULT_IO -> "default"
+                    else -> "fjp"
+                },
+            )
+            subject = s
+            dispatcher = s.dispatcher
+            parallelism = s.parallelism
+        }
         expectedSum = cpuChecksum()
         val t0 = System.nanoTime()
         check(cpuChecksum() == expectedSum) { "BusyWork is not deterministic" }
         val cpuMillis = (System.nanoTime() - t0) / 1e6
         println(
             "CPU work alone, one thread: %.1f ms (%.1f us a task); lower bound on %d cores: %.1f ms"
-                .format(cpuMillis, cpuMillis * 1000 / CPU_TASKS, subject.parallelism, cpuMillis / subject.parallelism),
+                .format(cpuMillis, cpuMillis * 1000 / CPU_TASKS, parallelism, cpuMillis / parallelism),
         )
     }
 
@@ -99,14 +125,17 @@ open class BlockingMixBenchmark {
     }
 
     @TearDown(Level.Trial)
-    fun tearDown() = subject.close()
+    fun tearDown() {
+        subject?.close()
+        virtualThreads?.shutdown()
+    }
 
     @Benchmark
     fun mix(): Long {
         cpuSum.set(0L)
         cpuRuns.set(0)
         blockingRuns.set(0)
-        val dispatcher = subject.dispatcher
+        val dispatcher = this.dispatcher
         val mode = mode
         runBlocking {
             for (i in 0 until TASKS) {
@@ -116,7 +145,8 @@ open class BlockingMixBenchmark {
                             MARKED -> blocking { Thread.sleep(SLEEP_MS) }
                             UNMARKED -> Thread.sleep(SLEEP_MS)
                             DEFAULT_IO -> withContext(Dispatchers.IO) { Thread.sleep(SLEEP_MS) }
-                            else -> ForkJoinPool.managedBlock(SleepBlocker(SLEEP_MS))
+                            FJP_MANAGED -> ForkJoinPool.managedBlock(SleepBlocker(SLEEP_MS))
+                            else -> Thread.sleep(SLEEP_MS) // a virtual thread: it unmounts
                         }
                         blockingRuns.incrementAndGet()
                     }
@@ -164,6 +194,7 @@ open class BlockingMixBenchmark {
         private const val UNMARKED = 1
         private const val DEFAULT_IO = 2
         private const val FJP_MANAGED = 3
+        private const val VIRTUAL_THREADS = 4
 
         fun isBlocking(i: Int): Boolean = i % BLOCKING_EVERY == BLOCKING_EVERY - 1
     }
