@@ -84,7 +84,7 @@ internal fun WorkStealingPool.stop(): List<Runnable> {
         if (task != null) unstarted += task else Thread.onSpinWait()
     }
     workers.forEach { w ->
-        w.timers?.drain(close = true) { unstarted += it } // closed: a later add is refused to its creator
+        w.timers?.closeAndDrain { unstarted += it } // closed: a later add is refused to its creator
         while (true) {
             val r = w.deque.steal()
             val task = r.taskOrNull
@@ -173,7 +173,7 @@ internal fun WorkStealingPool.tryTerminateLocked() {
 internal fun WorkStealingPool.rejectLeftovers(w: Worker) {
     while (true) rejectTask(w.deque.pop() ?: break)
     w.keyedQueue?.drainClosed { rejectTask(it) }
-    w.timers?.drain(close = true) { it.abandon("The timer was rejected: $name stopped") }
+    w.timers?.closeAndDrain { it.abandon("The timer was rejected: $name stopped") }
 }
 
 /**

@@ -23,9 +23,10 @@ import kotlin.coroutines.resume
  * idle and parks past the timer's deadline, it is unparked to recompute its park timeout. That
  * wake-up cannot be lost: the offerer pushes, then reads the worker's park state and park
  * deadline; the worker writes IDLE and its park deadline, then reads its inbox
- * ([insertTimer]). A thief or the monitor that takes a busy worker's offers in keeps the
- * heap's own rule: it publishes the new earliest timer, fences and reads the park state; the
- * worker writes IDLE, fences (in its idle push) and only then reads its earliest timer.
+ * ([TimerHeap.offer], [TimerHeap.publishParkDeadline]). A thief or the monitor that takes a
+ * busy worker's offers in keeps the heap's own rule: it publishes the new earliest timer,
+ * fences and reads the park state; the worker writes IDLE, fences (in its idle push) and only
+ * then reads its earliest timer.
  *
  * Lateness: a due timer waits for its worker's next look (at most
  * [StealingOptions.globalCheckInterval] tasks) unless another worker takes it first: idle and
@@ -70,15 +71,14 @@ internal fun WorkStealingPool.addTimer(timer: Timer, keyedSlot: Int = -1): Boole
 private fun WorkStealingPool.insertTimer(target: Worker, timer: Timer, caller: Worker?): Boolean {
     val heap = target.timers!!
     if (target === caller) return heap.add(timer) != TimerHeap.CLOSED
-    if (!heap.offer(timer)) return false
-    // Dekker pair with the owner's park (Worker.nanosToDeadlineBeforePark): the owner writes
-    // IDLE and its park deadline, then reads the inbox; this pushed onto the inbox (a CAS,
-    // volatile) and now reads the park state and deadline. Either the owner's read finds this
-    // timer, or this sees the deadline the owner parks until. The same order pairs with the
-    // monitor's `sleeping` write and fence before its look at the workers' timers.
+    val offered = heap.offer(timer) // pushes, then reads the owner's park deadline (its Dekker pair)
+    if (offered == TimerHeap.CLOSED) return false
+    // The park state is read after the push too: a worker that was not idle then writes IDLE
+    // later, and only after that publishes its park deadline and reads its inbox.
     if (target.idleNode.parkState() == ParkState.IDLE) {
-        if (timer.deadline - heap.ownerParkDeadline < 0) LockSupport.unpark(target)
+        if (offered == TimerHeap.OFFERED_EARLIER) LockSupport.unpark(target)
     } else {
+        // Pairs with the monitor's `sleeping` write and fence before its look at the workers' timers.
         monitor?.onTimerAdded(target)
     }
     return true
@@ -86,9 +86,10 @@ private fun WorkStealingPool.insertTimer(target: Worker, timer: Timer, caller: W
 
 /**
  * Takes [target]'s offered timers into its heap for it (a thief or the monitor: [target] is busy
- * and may not look in time); with [tryOnly], not if its heap's lock is held. If that makes an
- * earlier timer the earliest, an idle [target] is unparked to recompute its park timeout: it may
- * have read its inbox (empty: taken here) before this published the new earliest.
+ * and may not look in time); with [tryOnly], not if its heap's lock is held; a volatile read when
+ * it has none. If that makes an earlier timer the earliest, an idle [target] is unparked to
+ * recompute its park timeout: it may have read its inbox (empty: taken here) before this
+ * published the new earliest.
  */
 internal fun WorkStealingPool.takeOffersOf(target: Worker, tryOnly: Boolean) {
     val heap = target.timers ?: return

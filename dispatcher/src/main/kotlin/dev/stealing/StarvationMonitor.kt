@@ -111,11 +111,13 @@ internal class StarvationMonitor(
             val executed = w.executed // racy read of the owner's counter: only compared for change
             val heap = w.timers
             val topLevel = w.topLevelTasks // racy, compared for change: nested runs do not count
-            if (w.inTask && heap != null && heap.hasOffers()) pool.takeOffersOf(w, tryOnly = false) // it may not look in time
-            if (w.inTask && heap != null && heap.earliest != null) {
-                timersHeld = true
-                val blocked = BlockState.isBlocked(w.idleNode.blockState)
-                if (heap.isDue(now) && (blocked || topLevel == w.monitorLastTopLevel)) timersOverdue = true
+            if (w.inTask && heap != null) {
+                pool.takeOffersOf(w, tryOnly = false) // it may not look in time
+                if (heap.earliest != null) {
+                    timersHeld = true
+                    val blocked = BlockState.isBlocked(w.idleNode.blockState)
+                    if (heap.isDue(now) && (blocked || topLevel == w.monitorLastTopLevel)) timersOverdue = true
+                }
             }
             w.monitorLastTopLevel = topLevel
             if (!w.inTask || executed != w.monitorLastExecuted) {
@@ -149,7 +151,7 @@ internal class StarvationMonitor(
         val now = System.nanoTime()
         pool.workers.forEach { w ->
             if (w.inTask && BlockState.isBlocked(w.idleNode.blockState)) {
-                if (w.timers?.hasOffers() == true) pool.takeOffersOf(w, tryOnly = false)
+                pool.takeOffersOf(w, tryOnly = false)
                 val e = w.timers?.earliest
                 if (e != null) min = minOf(min, e.deadline - now)
             }

@@ -26,9 +26,9 @@ import java.util.concurrent.locks.ReentrantLock
  *
  * [earliest] is the heap's head (offered timers not yet taken in are not in it), published with
  * a volatile write after every change, so a parking owner can compute its park timeout, and
- * searchers and the starvation monitor can see a due timer, without the lock. [close] (the
- * owner's exit, or `shutdownNow`) refuses later adds and offers, so a timer is either drained by
- * the closer or refused to its creator, never stranded.
+ * searchers and the starvation monitor can see a due timer, without the lock.
+ * [closeAndDrain] (the owner's exit, or `shutdownNow`) refuses later adds and offers, so a timer
+ * is either drained by the closer or refused to its creator, never stranded.
  */
 internal class TimerHeap {
     private val lock = ReentrantLock()
@@ -47,8 +47,8 @@ internal class TimerHeap {
     /**
      * Timers offered by other threads and not yet taken into the heap, newest first, linked by
      * [Timer.nextInInbox]; [CLOSED_INBOX] once closed. Pushed with a CAS by [offer]; emptied
-     * only under the lock (by [takeOffersLocked] and [drain]), so a swap never reopens a closed
-     * inbox and a [remove] under the lock sees a stable inbox.
+     * only under the lock (by [takeOffersLocked] and [closeAndDrain]), so a swap never reopens
+     * a closed inbox and a [remove] under the lock sees a stable inbox.
      */
     @Volatile private var inbox: Timer? = null
 
@@ -57,13 +57,11 @@ internal class TimerHeap {
         private set
 
     /**
-     * The owner's deadline while it parks: written by the owner before its last look at the
-     * inbox before a park ([Worker]'s park timeout), read by an offerer after its push, which
-     * unparks the owner only for an earlier timer. A Dekker pair on [inbox] and this field:
-     * either the owner's look sees the offered timer, or the offerer sees the deadline the owner
-     * parks until (`docs/timers.md`, "Timers from other threads").
+     * The deadline the owner parks until, published by [publishParkDeadline] before its last
+     * look at the inbox, read by [offer] after its push: see there.
      */
-    @Volatile @JvmField var ownerParkDeadline: Long = 0L
+    @Volatile var ownerParkDeadline: Long = 0L
+        private set
 
     /** The length of the heap's array (tests: memory given back after a burst). */
     fun capacity(): Int = locked { queue.size }
@@ -99,9 +97,8 @@ internal class TimerHeap {
     }
 
     /**
-     * The owner adds [timer]: [ADDED], or [ADDED_EARLIEST] if it is now the earliest (a parked
-     * owner must recompute its park timeout), or [CLOSED] if this heap no longer takes timers.
-     * Any thread may call it (tests, a model); other threads use [offer].
+     * The owner adds [timer]: [ADDED], or [ADDED_EARLIEST] if it is now the earliest, or
+     * [CLOSED] if this heap no longer takes timers. Other threads use [offer].
      */
     fun add(timer: Timer): Int = locked {
         if (closed) return@locked CLOSED
@@ -112,11 +109,18 @@ internal class TimerHeap {
     }
 
     /**
-     * Another thread adds [timer]: pushed onto the inbox with a CAS, without the lock; false if
-     * this heap is closed. The owner takes it in at its next look; the caller decides whether
-     * the owner must be woken for it ([ownerParkDeadline]).
+     * Another thread adds [timer]: pushed onto the inbox with a CAS, without the lock. Returns
+     * [CLOSED] if this heap is closed, [OFFERED_EARLIER] if the timer is due before the deadline
+     * the owner last published for its park (an idle owner must be unparked), else [OFFERED]
+     * (the owner takes it in at its next look, or before it parks).
+     *
+     * No missed deadline: Dekker pair with [publishParkDeadline], both sides volatile. This
+     * pushes (the CAS), then reads [ownerParkDeadline]; the owner writes it, then reads the
+     * inbox. Either the owner's read finds this timer, or this read sees the deadline the owner
+     * will park until. A stale deadline (from an earlier park) means the owner's write came
+     * after this read, so its read of the inbox came after the push.
      */
-    fun offer(timer: Timer): Boolean {
+    fun offer(timer: Timer): Int {
         timer.heapIndex = IN_INBOX
         // Volatile: a canceller that reads it then finds the timer in the inbox under the lock;
         // and the periodic re-add's Dekker pair with cancel() (DelayedTask.run) needs it.
@@ -124,21 +128,44 @@ internal class TimerHeap {
         while (true) {
             val head = inbox
             if (head === CLOSED_INBOX) {
+                // A canceller that saw `heap` may have marked it and counted the cancel: it
+                // was cancelled, so that count stands.
                 timer.heap = null
                 timer.heapIndex = -1
-                return false
+                return CLOSED
             }
             timer.nextInInbox = head
-            if (INBOX.compareAndSet(this, head, timer)) return true
+            if (INBOX.compareAndSet(this, head, timer)) {
+                return if (timer.deadline - ownerParkDeadline < 0) OFFERED_EARLIER else OFFERED
+            }
         }
     }
 
-    /** Moves the offered timers into the heap; true if the earliest timer is now an earlier one. */
-    fun takeOffers(): Boolean = locked { takeOffersLocked() }
+    /**
+     * The owner, about to park (after its IDLE write): takes the offers in, publishes the
+     * deadline of its earliest timer as the one it parks until, and returns that timer (null:
+     * it parks without a time limit). The other side of [offer]'s Dekker pair: it writes
+     * [ownerParkDeadline], then reads the inbox, and starts again if an offer came meanwhile.
+     */
+    fun publishParkDeadline(): Timer? {
+        while (true) {
+            takeOffers()
+            val e = earliest
+            // No timer: a deadline later than any offer's but one of a maximal delay (146 years).
+            ownerParkDeadline = e?.deadline ?: (System.nanoTime() + MAX_DELAY_NANOS)
+            if (!hasOffers()) return e
+        }
+    }
+
+    /**
+     * Moves the offered timers into the heap (a volatile read when there are none); true if the
+     * earliest timer is now an earlier one.
+     */
+    fun takeOffers(): Boolean = hasOffers() && locked { takeOffersLocked() }
 
     /** [takeOffers] for a thread that must not wait: false at once if the lock is held. */
     fun tryTakeOffers(): Boolean {
-        if (!lock.tryLock()) return false
+        if (!hasOffers() || !lock.tryLock()) return false
         try {
             return takeOffersLocked()
         } finally {
@@ -187,13 +214,16 @@ internal class TimerHeap {
         }
     }
 
-    /** Every pending timer (offered ones too), for [action], removed; with [close], later adds and offers are refused. */
-    fun drain(close: Boolean, action: (Timer) -> Unit) {
+    /**
+     * Closes this heap (later adds and offers are refused) and passes every pending timer,
+     * offered ones too, to [action].
+     */
+    fun closeAndDrain(action: (Timer) -> Unit) {
         val taken = ArrayList<Timer>()
         locked {
-            if (close) closed = true
-            var offered = INBOX.getAndSet(this, if (close) CLOSED_INBOX else null) as Timer?
-            if (offered === CLOSED_INBOX) offered = null
+            closed = true
+            var offered = INBOX.getAndSet(this, CLOSED_INBOX) as Timer?
+            if (offered === CLOSED_INBOX) offered = null // closed before
             forEachOffered(offered) { t ->
                 val cancelled = t.heapIndex == CANCELLED_IN_INBOX
                 t.heap = null
@@ -257,7 +287,7 @@ internal class TimerHeap {
     private fun takeOffersLocked(): Boolean {
         val head = inbox
         if (head == null || head === CLOSED_INBOX) return false
-        // Not CLOSED_INBOX: only drain() closes it, under this lock.
+        // Not CLOSED_INBOX: only closeAndDrain() closes it, under this lock.
         var newestFirst = INBOX.getAndSet(this, null) as Timer?
         var oldestFirst: Timer? = null
         while (newestFirst != null) { // reverse the stack
@@ -384,6 +414,8 @@ internal class TimerHeap {
         const val CLOSED = 0
         const val ADDED = 1
         const val ADDED_EARLIEST = 2
+        const val OFFERED = 3
+        const val OFFERED_EARLIER = 4
         const val INITIAL_CAPACITY = 16
 
         /** [Timer.heapIndex] of a timer offered and not yet taken into the heap. */

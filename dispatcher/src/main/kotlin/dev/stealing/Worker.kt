@@ -67,31 +67,20 @@ internal class Worker(
      */
     private val hasOwnWork: () -> Boolean = {
         keyedQueue?.hasWork() == true || timers?.let { heap ->
-            if (heap.hasOffers()) heap.takeOffers()
+            heap.takeOffers()
             heap.isDue(System.nanoTime())
         } == true
     }
 
     /**
      * Owner only, for [IdleControl.parkWhileIdle], called after the IDLE write and its fence:
-     * nanoseconds until its earliest timer is due, or Long.MAX_VALUE. Publishes the deadline it
-     * will park until ([TimerHeap.ownerParkDeadline], volatile), then reads the inbox (volatile):
-     * an offerer pushes, then reads that deadline, so either this read finds the offered timer
-     * (taken in, and the deadline recomputed) or the offerer sees the deadline and unparks this
-     * worker for an earlier timer ([insertTimer]).
+     * nanoseconds until its earliest timer is due, or Long.MAX_VALUE. Publishes that deadline
+     * for offerers first ([TimerHeap.publishParkDeadline]: an offer of an earlier timer then
+     * unparks this worker).
      */
-    private val nanosToOwnDeadline: () -> Long = { nanosToDeadlineBeforePark() }
-
-    private fun nanosToDeadlineBeforePark(): Long {
-        val heap = timers ?: return Long.MAX_VALUE
-        while (true) {
-            if (heap.hasOffers()) heap.takeOffers()
-            val e = heap.earliest
-            val now = System.nanoTime()
-            // No timer: a deadline later than any offer's but one of a maximal delay (146 years).
-            heap.ownerParkDeadline = e?.deadline ?: (now + MAX_DELAY_NANOS)
-            if (!heap.hasOffers()) return if (e == null) Long.MAX_VALUE else e.deadline - now
-        }
+    private val nanosToOwnDeadline: () -> Long = {
+        val e = timers?.publishParkDeadline()
+        if (e == null) Long.MAX_VALUE else e.deadline - System.nanoTime()
     }
 
     /**
@@ -322,9 +311,10 @@ internal class Worker(
      */
     private fun pollDueTimers(): Runnable? {
         val heap = timers ?: return null
-        if (heap.earliest == null && !heap.hasOffers()) return null
+        val offers = heap.hasOffers()
+        if (!offers && heap.earliest == null) return null
         val now = System.nanoTime()
-        if (!heap.isDue(now) && !heap.hasOffers()) return null
+        if (!offers && !heap.isDue(now)) return null
         return runDueTimers(heap.pollDue(now, dueTimers, TIMER_BATCH), now)
     }
 
@@ -340,7 +330,7 @@ internal class Worker(
             val victim = pool.workers.getOrNull(i) ?: continue
             val heap = victim.timers ?: continue
             if (victim === this) continue
-            if (victim.inTask && heap.hasOffers()) pool.takeOffersOf(victim, tryOnly = true)
+            if (victim.inTask) pool.takeOffersOf(victim, tryOnly = true)
             if (heap.earliest == null) continue
             if (!clockRead) {
                 now = System.nanoTime()

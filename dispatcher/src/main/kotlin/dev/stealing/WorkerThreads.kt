@@ -73,7 +73,7 @@ internal fun WorkStealingPool.startWorker(): Boolean {
         threadStarter.accept(w)
     } catch (e: Throwable) {
         // A timer placed on this worker between its slot's publication and now would be lost.
-        w.timers?.drain(close = true) { it.abandon("The timer was rejected: $name could not start a worker") }
+        w.timers?.closeAndDrain { it.abandon("The timer was rejected: $name could not start a worker") }
         lock.withLock {
             workers.clearLocked(w)
             liveWorkers--

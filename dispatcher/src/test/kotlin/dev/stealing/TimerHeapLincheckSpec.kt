@@ -22,10 +22,17 @@ private class ModelTimer(val id: Int) : Timer(DEADLINES[id]) {
  * the lock-free inbox), removals (a cancel from any thread, of a timer in the heap or still
  * offered), taking the offers in, takes of due timers in batches, the published earliest timer,
  * the pending count and a closing drain, all from any thread. Linearizable against
- * [SequentialTimerHeap]. Each timer is added or offered at most once per scenario (as a real
- * timer is in at most one heap at a time): a second add of an id answers "used". Adds and offers
- * come from one thread at a time (the "used" check would otherwise race with the add it guards,
- * a flaw of the model, not of the heap); the rest come from every thread.
+ * [SequentialTimerHeap].
+ *
+ * The owner's publication of its park deadline races with offers: each offer must either be
+ * taken in by it or see the deadline it published. A lost wake-up (an offer that compared its
+ * deadline with one the owner no longer parks until, while the owner parked without taking it
+ * in) has no sequential order, so Lincheck reports it.
+ *
+ * Each timer is added or offered at most once per scenario (as a real timer is in at most one
+ * heap at a time): a second add of an id answers "used". Adds and offers come from one thread
+ * at a time (the "used" check would otherwise race with the add it guards, a flaw of the model,
+ * not of the heap); the park deadline from one thread (the owner); the rest from every thread.
  */
 @Param(name = "id", gen = IntGen::class, conf = "0:4")
 class TimerHeapLincheckModel {
@@ -48,8 +55,16 @@ class TimerHeapLincheckModel {
     fun offer(@Param(name = "id") id: Int): String {
         if (used[id]) return "used"
         used[id] = true
-        return if (heap.offer(timers[id])) "offered" else "closed"
+        return when (heap.offer(timers[id])) {
+            TimerHeap.CLOSED -> "closed"
+            TimerHeap.OFFERED_EARLIER -> "offered, earlier than the park deadline"
+            else -> "offered"
+        }
     }
+
+    /** The owner before it parks: the timer it will park until (-1: none). Offers race with it. */
+    @Operation(nonParallelGroup = "owner")
+    fun publishParkDeadline(): Int = (heap.publishParkDeadline() as ModelTimer?)?.id ?: -1
 
     @Operation
     fun takeOffers(): Boolean = heap.takeOffers()
@@ -73,7 +88,7 @@ class TimerHeapLincheckModel {
     @Operation
     fun closeAndDrain(): List<Int> {
         val drained = ArrayList<Int>()
-        heap.drain(close = true) { drained += (it as ModelTimer).id }
+        heap.closeAndDrain { drained += (it as ModelTimer).id }
         return drained.sorted()
     }
 }
@@ -89,13 +104,21 @@ class SequentialTimerHeap {
     private val offered = ArrayList<Int>() // oldest first
     private var seq = 0L
     private var closed = false
+    private var parkDeadline = 0L // as published by the owner; none yet
 
     fun offer(id: Int): String {
         if (used[id]) return "used"
         used[id] = true
         if (closed) return "closed"
         offered += id
-        return "offered"
+        return if (DEADLINES[id] < parkDeadline) "offered, earlier than the park deadline" else "offered"
+    }
+
+    fun publishParkDeadline(): Int {
+        takeOffers()
+        val e = earliest()
+        parkDeadline = if (e < 0) Long.MAX_VALUE else DEADLINES[e]
+        return e
     }
 
     fun takeOffers(): Boolean {
@@ -137,6 +160,58 @@ class SequentialTimerHeap {
     }
 }
 
+/**
+ * The wake-up protocol alone: one thread offers timers (as a thread placing timers on another
+ * worker), another publishes its park deadline (as that worker about to park) and, between its
+ * publications, counts lost wake-ups ([lostWakeUps]): timers whose offer has returned, still in
+ * the inbox (no publication took them in), due before the deadline the owner now parks until,
+ * whose offer did not answer "wake the owner". The count must be 0 in every interleaving.
+ * Spurious wake-ups (an offer that answered so although the owner then took it in) are allowed,
+ * so the offers return nothing. (The full model above runs the same operations among many
+ * others, which leaves too few scenarios for this race.)
+ */
+@Param(name = "id", gen = IntGen::class, conf = "0:4")
+class ParkDeadlineModel {
+    private val heap = TimerHeap()
+    private val timers = Array(DEADLINES.size) { ModelTimer(it) }
+    private val used = BooleanArray(DEADLINES.size) // only the offerer touches it
+    @Volatile private var returned = 0 // bit per id: its offer returned
+    @Volatile private var saidWake = 0 // bit per id: its offer answered OFFERED_EARLIER
+
+    @Operation(nonParallelGroup = "offerer")
+    fun offer(@Param(name = "id") id: Int) {
+        if (used[id]) return
+        used[id] = true
+        if (heap.offer(timers[id]) == TimerHeap.OFFERED_EARLIER) saidWake = saidWake or (1 shl id)
+        returned = returned or (1 shl id)
+    }
+
+    @Operation(nonParallelGroup = "owner")
+    fun publishParkDeadline() {
+        heap.publishParkDeadline()
+    }
+
+    @Operation(nonParallelGroup = "owner")
+    fun lostWakeUps(): Int {
+        val done = returned
+        val wake = saidWake
+        val parkedUntil = heap.ownerParkDeadline
+        var lost = 0
+        for (id in DEADLINES.indices) {
+            val t = timers[id]
+            if (done and (1 shl id) != 0 && wake and (1 shl id) == 0 && t.heapIndex == TimerHeap.IN_INBOX && t.deadline - parkedUntil < 0) lost++
+        }
+        return lost
+    }
+}
+
+/** The sequential specification of [ParkDeadlineModel]: offers and publications return nothing, and no wake-up is ever lost. */
+class SequentialParkDeadline {
+    fun offer(@Suppress("UNUSED_PARAMETER") id: Int) {}
+    fun publishParkDeadline() {}
+    fun lostWakeUps(): Int = 0
+}
+
 class TimerHeapLincheckSpec : FunSpec({
     test("sequential: 200,000 random adds, offers, removals, takes and reads against a sorted reference") {
         class T(deadline: Long) : Timer(deadline) {
@@ -161,7 +236,7 @@ class TimerHeapLincheckSpec : FunSpec({
                             heap.add(t)
                             reference += t
                         } else {
-                            if (!heap.offer(t)) throw AssertionError("offer refused")
+                            if (heap.offer(t) == TimerHeap.CLOSED) throw AssertionError("offer refused")
                             offered += t
                         }
                     }
@@ -206,6 +281,17 @@ class TimerHeapLincheckSpec : FunSpec({
             .invocationsPerIteration(if (full) 300 else 200)
             .sequentialSpecification(SequentialTimerHeap::class.java)
             .check(TimerHeapLincheckModel::class)
+    }
+
+    test("model checking: an offer racing the owner's park deadline is taken in or wakes the owner (no lost wake-up)") {
+        ModelCheckingOptions()
+            .threads(2)
+            .actorsPerThread(3)
+            .actorsBefore(0)
+            .iterations(30 * stressMultiplier)
+            .invocationsPerIteration(500)
+            .sequentialSpecification(SequentialParkDeadline::class.java)
+            .check(ParkDeadlineModel::class)
     }
 
     test("stress: add, offer, remove, take offers and due timers, earliest, pending and close from three threads") {
