@@ -105,14 +105,22 @@ class FairQueueSpec : FunSpec({
     }
 
     test("weights 1:3: the weight-3 batch gets three times the share") {
-        StealingDispatcher(2, "fair-13").use { d ->
-            val a = d.fairQueue("A", weight = 1)
-            val b = d.fairQueue("B", weight = 3)
-            val r = itemsOfABehindB(a.executor, b.executor) { b.queuedCount() > 0 }
-            println("A tasks started while B had work waiting, weights 1:3 -> ${r.whileBWaited}")
-            r.whileBWaited shouldBeLessThanOrEqual 1_000 // 3 x its fair share (about 333 of A)
-            a.close(); b.close()
+        // A worker that the OS preempts while it holds B's turn leaves A to run alone until it is
+        // back (one such run counted 1,263 on an idle machine; typical is 220-340). The share is a
+        // property of the rotation, not of one run: best of up to three runs. Weights ignored (1:1)
+        // would give about 1,000 in every run.
+        val runs = ArrayList<Int>()
+        for (attempt in 1..3) {
+            StealingDispatcher(2, "fair-13").use { d ->
+                val a = d.fairQueue("A", weight = 1)
+                val b = d.fairQueue("B", weight = 3)
+                runs += itemsOfABehindB(a.executor, b.executor) { b.queuedCount() > 0 }.whileBWaited
+                a.close(); b.close()
+            }
+            if (runs.last() <= 700) break
         }
+        println("A tasks started while B had work waiting, weights 1:3 -> $runs")
+        runs.min() shouldBeLessThanOrEqual 700 // about 333 of A is the share; 1:1 would be 1,000
     }
 
     test("close: queued work still runs and the queue leaves the rotation; later work is rejected") {
