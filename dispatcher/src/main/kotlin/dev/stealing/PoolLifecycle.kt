@@ -85,10 +85,12 @@ internal fun WorkStealingPool.stop(): List<Runnable> {
     }
     workers.forEach { w ->
         w.timers?.closeAndDrain { unstarted += it } // closed: a later add is refused to its creator
-        while (true) {
-            val r = w.deque.steal()
-            val task = r.taskOrNull
-            if (task != null) unstarted += task else if (r.isEmpty) break
+        for (queue in arrayOf(w.deque, w.yields)) {
+            while (true) {
+                val r = queue.steal()
+                val task = r.taskOrNull
+                if (task != null) unstarted += task else if (r.isEmpty) break
+            }
         }
         w.interrupt()
     }
@@ -163,8 +165,8 @@ internal fun WorkStealingPool.tryTerminateLocked() {
 }
 
 /**
- * When [w] exits a stopping pool: tasks it pushed onto its own deque after [stop] took the
- * deque's contents, and tasks in its keyed queue, are rejected, not lost. The keyed queue is
+ * When [w] exits a stopping pool: tasks it pushed onto its own deque or yield queue after
+ * [stop] took their contents, and tasks in its keyed queue, are rejected, not lost. The keyed queue is
  * closed first, so a keyed offer racing this exit is either drained here or refused to its
  * producer ([WorkStealingPool.executeKeyed]). Its timer heap is closed and drained the same
  * way: a timer added before the close is abandoned here ([Timer.abandon]), a later one is
@@ -172,6 +174,7 @@ internal fun WorkStealingPool.tryTerminateLocked() {
  */
 internal fun WorkStealingPool.rejectLeftovers(w: Worker) {
     while (true) rejectTask(w.deque.pop() ?: break)
+    while (true) rejectTask(w.yields.pop() ?: break)
     w.keyedQueue?.drainClosed { rejectTask(it) }
     w.timers?.closeAndDrain { it.abandon("The timer was rejected: $name stopped") }
 }

@@ -22,7 +22,7 @@ internal fun WorkStealingPool.stats(): StealingStats {
             if (BlockState.isBlocked(b)) blocked++
             w.keyedQueue?.let { keyedDepths += it.size() }
             w.timers?.let { timerDepths += it.pendingCount() }
-            depths += w.deque.size()
+            depths += w.queuedTasks()
             t.add(w)
         }
         live = liveWorkers; injectedNow = injected; retiredNow = retired; state = runState

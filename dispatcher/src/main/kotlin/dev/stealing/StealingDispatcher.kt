@@ -29,8 +29,10 @@ import kotlin.coroutines.CoroutineContext
  * ```
  *
  * Each worker owns a deque: work dispatched from a worker goes onto its own deque and runs
- * newest-first; idle workers steal the oldest work of others. Work dispatched from any other
- * thread, and every `yield()`, goes to a FIFO global queue. Idle workers park and cost no CPU;
+ * newest-first; idle workers steal the oldest work of others. A coroutine that calls `yield()`
+ * goes to the back of its worker's yield queue, which that worker serves only when it has
+ * nothing else to run (others may steal from it). Work dispatched from any other thread goes to
+ * a FIFO global queue. Idle workers park and cost no CPU;
  * they are woken one at a time as work appears, and no wake-up is ever lost
  * (`docs/parking.md`).
  *
@@ -85,7 +87,11 @@ public class StealingDispatcher private constructor(
         if (!pool.execute(block)) rejectContinuation(context, block)
     }
 
-    /** `yield()` goes to the back of the global queue, so every other queued coroutine runs first. */
+    /**
+     * `yield()` goes to the back of the worker's yield queue, so every task that worker can
+     * take (its deque, the global and fair queues, its keyed work, the coroutines that yielded
+     * before) runs first; from outside the pool, to the back of the global queue.
+     */
     @InternalCoroutinesApi
     override fun dispatchYield(context: CoroutineContext, block: Runnable) {
         if (!pool.executeYield(block)) rejectContinuation(context, block)
@@ -216,7 +222,7 @@ public class StealingDispatcher private constructor(
 
         override fun dispatch(context: CoroutineContext, block: Runnable): Unit = instance.dispatch(context, block)
 
-        /** `yield()` goes to the back of the global queue. */
+        /** `yield()` goes to the back of the worker's yield queue; see [StealingDispatcher.dispatchYield]. */
         @InternalCoroutinesApi
         override fun dispatchYield(context: CoroutineContext, block: Runnable): Unit =
             instance.dispatchYield(context, block)

@@ -33,7 +33,7 @@ import kotlin.time.toKotlinDuration
  *   measured times are in docs/performance.md). Higher values trade idle CPU for wake-up
  *   latency; 0 parks right after one round.
  * @property globalCheckInterval every this many tasks a worker looks at the global queue and at
- *   the oldest task of its own deque first, so neither starves (default 61).
+ *   the oldest task of its own deque or of its yield queue first, so none of them starves (default 61).
  * @property initialDequeCapacity initial ring size of each worker's deque; a power of two in
  *   2..65536 (default 64). It grows as needed; small values are for tests.
  * @property maxInlineDepth how many tasks may be nested on one thread by wait-inlining and

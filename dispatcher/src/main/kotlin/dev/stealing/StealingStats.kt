@@ -16,7 +16,7 @@ package dev.stealing
  * @property retiredThreads extra threads that retired after their keep-alive.
  * @property presumedBlocked times the starvation monitor found a worker stuck while work waited.
  * @property executed tasks run by workers (including inlined and helped ones).
- * @property localPops tasks a worker took from its own deque.
+ * @property localPops tasks a worker took from its own deque or yield queue.
  * @property globalPops tasks taken from the global queue.
  * @property stealAttempts steal attempts on other workers' deques.
  * @property steals successful steals.
@@ -29,7 +29,8 @@ package dev.stealing
  * @property cancelled forked tasks cancelled while queued and discarded by a worker unrun.
  * @property rejected tasks rejected because the pool was shut down.
  * @property globalQueueDepth tasks waiting in the global queue.
- * @property workerQueueDepths tasks waiting in each started worker's deque.
+ * @property workerQueueDepths tasks waiting in each started worker's deque and yield queue
+ *   (coroutines that called `yield()` there).
  * @property affinityPops keyed tasks workers took from their keyed queues.
  * @property affinityQueueDepths keyed tasks waiting in each core worker's keyed queue.
  * @property forks halves that [forkJoin] (and [forkJoinAll]) offered to other workers.

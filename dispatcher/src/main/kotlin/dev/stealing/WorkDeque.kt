@@ -85,6 +85,11 @@ internal class WorkDeque(
     fun pop(): Runnable? {
         assertOwner()
         val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
+        // Empty without the fence of takeNewest(): top only grows, so a top read at or above
+        // bottom (which only this thread moves) proves the deque empty now, however stale the
+        // read. A stale lower value just takes the full path. The worker loop pops an empty
+        // deque before every look elsewhere, so this saves a full fence each time.
+        if (TOP.getOpaque(this) as Long >= b) return null
         val a = array
         // Only the owner writes slots, so this read needs no ordering; if the deque turns out to
         // be empty it may be null or a stale copy, and takeNewest() then fails.
@@ -167,14 +172,24 @@ internal class WorkDeque(
     }
 
     /**
-     * Owner only. Takes the oldest task for fairness within the owner's own deque (so a task at
-     * the bottom of a busy LIFO deque is not starved). Retries lost races itself.
+     * Owner only. Takes the oldest task: for fairness within the owner's own deque (so a task at
+     * the bottom of a busy LIFO deque is not starved), and the FIFO take of a yield queue.
+     * Retries lost races itself.
+     *
+     * [steal] without its fence: that fence orders a thief's read of `top` before its read of
+     * `bottom` against a concurrent [pop] by the owner, and here the owner is the caller, so no
+     * pop runs meanwhile. `bottom`, `array` and the slot are this thread's own writes. Thieves
+     * race for slot `t` only through the CAS on `top` (sequentially consistent), which decides.
      */
     fun pollOldest(): Runnable? {
         assertOwner()
         while (true) {
-            val r = steal()
-            if (!r.isRetry) return r.taskOrNull
+            val t = TOP.getAcquire(this) as Long // pairs with the CAS on top by thieves
+            val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
+            if (t >= b) return null
+            val a = array
+            val task = a[slot(a, t)] // written by this thread's push; never a stale copy while top == t
+            if (TOP.compareAndSet(this, t, t + 1)) return task
         }
     }
 

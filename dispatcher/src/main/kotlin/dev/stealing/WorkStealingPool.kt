@@ -155,17 +155,23 @@ internal class WorkStealingPool(
     }
 
     /**
-     * Queues [task] at the back of the global queue, wherever the caller is: the `yield()` path,
-     * so every task already queued runs first.
+     * The `yield()` path. On a worker of this pool: [task] goes to the back of the worker's
+     * yield queue ([Worker.yields]), which the worker serves after its deque, the global and
+     * fair queues and its keyed work, so every task it can see runs first; other workers steal
+     * from it as from a deque. From any other thread: the back of the global queue.
      */
     fun executeYield(task: Runnable): Boolean {
+        val w = currentWorker()
+        if (w != null) {
+            if (isStopping()) return reject()
+            w.yields.push(task)
+            signalAfterPublish()
+            return true
+        }
         if (global.offer(task)) {
             signalAfterGlobalOffer()
             return true
         }
-        // Intake is closed, but a worker's own continuations still run until the pool stops.
-        val w = currentWorker()
-        if (w != null) return pushLocal(w, task)
         return reject()
     }
 
@@ -268,7 +274,7 @@ internal class WorkStealingPool(
      */
     fun hasVisibleWork(): Boolean {
         if (global.size() > 0) return true
-        workers.forEach { if (!it.deque.isEmpty()) return true }
+        workers.forEach { if (it.hasQueuedTasks()) return true }
         return fair.hasWork() || hasDueTimers()
     }
 

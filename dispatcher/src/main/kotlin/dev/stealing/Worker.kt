@@ -5,12 +5,15 @@ package dev.stealing
  *
  * Where a worker looks for its next task, in order:
  * 1. every [WorkStealingPool.globalCheckInterval]-th task: its due timers, the global queue,
- *    then a fair queue's turn, then the oldest task of its own deque, so neither timers, nor
- *    outside work, nor old local work starves under a LIFO stream of new local work;
+ *    then a fair queue's turn, then the oldest task of its own deque or yield queue (the two
+ *    take turns), so neither timers, nor outside work, nor old local work, nor a yielded
+ *    coroutine starves under a LIFO stream of new local work;
  * 2. its own deque, newest first (LIFO: the child just forked runs next, on a warm cache);
  * 3. its due timers ([timers]; taken out of the heap and pushed onto the deque, so they can
  *    be stolen like any task), the global queue, then the fair queues ([FairRotation]: the
- *    next queue with work in the round-robin, which yields up to its weight in tasks);
+ *    next queue with work in the round-robin, which yields up to its weight in tasks), its
+ *    keyed work (below), then the oldest coroutine in its yield queue ([yields]: `yield()` on
+ *    this worker);
  * Keyed work ([StealingDispatcher.affinity]) waits in a core worker's keyed queue, which only
  * that worker serves: before everything above for [KEYED_SWAP] tasks, after its own deque and
  * the global and fair queues (but before stealing) for the next [KEYED_SWAP], and so on, so
@@ -41,6 +44,14 @@ internal class Worker(
     @JvmField val index: Int,
 ) : Thread("${pool.name}-worker-$index") {
     @JvmField val deque = WorkDeque(pool.options.initialDequeCapacity, owner = this)
+
+    /**
+     * Coroutines that called `yield()` on this worker, oldest first: the owner pushes
+     * ([WorkStealingPool.executeYield]) and takes the oldest ([WorkDeque.pollOldest]); thieves
+     * steal the oldest, as from [deque]. A yield stays on its worker, with its caches, and does
+     * not go through the global queue that every worker shares.
+     */
+    @JvmField val yields = WorkDeque(pool.options.initialDequeCapacity, owner = this)
 
     /** This worker's idle and block state; written only by [IdleControl]. */
     @JvmField val idleNode = IdleNode(index, this)
@@ -107,6 +118,8 @@ internal class Worker(
     @JvmField var inlineDepth = 0
 
     private var tick = 0
+    private var yieldTick = 0 // owner only: pollYielded() calls since the last balanceYields()
+    private var oldestDequeFirst = false // owner only: which of pollOldestOwn's two goes first
     private var random = (index + 1) * 0x9E3779B9.toInt() or 1
 
     // Statistics: written by the owner with plain stores, read racily by stats() (PoolStats.kt).
@@ -247,13 +260,72 @@ internal class Worker(
     /** Owner only: whether another task may be run nested without risking the stack. */
     fun canNest(): Boolean = inlineDepth < pool.options.maxInlineDepth
 
+    /** Any thread: whether this worker's deque or yield queue holds a task. */
+    fun hasQueuedTasks(): Boolean = !deque.isEmpty() || !yields.isEmpty()
+
+    /** Any thread: tasks in this worker's deque and yield queue. */
+    fun queuedTasks(): Int = deque.size() + yields.size()
+
+    /**
+     * Owner only, for the periodic look: the oldest task of the deque or of the yield queue,
+     * the two taking turns to go first, so that neither a LIFO stream of new local work nor a
+     * coroutine yielding in a loop holds the other back for ever.
+     */
+    private fun pollOldestOwn(): Runnable? {
+        oldestDequeFirst = !oldestDequeFirst
+        val task = if (oldestDequeFirst) deque.pollOldest() ?: yields.pollOldest() else yields.pollOldest() ?: deque.pollOldest()
+        if (task != null) localPops++
+        return task
+    }
+
+    /**
+     * Owner only: the oldest coroutine in the yield queue. Once per round of that queue (every
+     * [yields]`.size()` polls), first [balanceYields]. Without it, a worker that stole a single
+     * coroutine would run it alone to its end, yield after yield, while another worker
+     * round-robins hundreds: each worker would be fair only to its own coroutines.
+     */
+    private fun pollYielded(): Runnable? {
+        if (++yieldTick >= yields.size()) {
+            yieldTick = 0
+            balanceYields()?.let { return it }
+        }
+        val task = yields.pollOldest()
+        if (task != null) localPops++
+        return task
+    }
+
+    /**
+     * Owner only. One probe of a random other worker: if it has more tasks queued than this
+     * one, steal half the difference (at most [MAX_BALANCE_STEAL]), run the first and push the
+     * rest onto this worker's deque. Stops at the first steal that finds nothing. Costs one read
+     * of the other worker's queue sizes per round of the yield queue when nothing is taken.
+     */
+    private fun balanceYields(): Runnable? {
+        val table = pool.workers.slots
+        val victim = table.getAcquire(nextRandom() and (table.length() - 1)) // pairs with the setRelease in setLocked()
+        if (victim == null || victim === this) return null
+        val excess = minOf((victim.queuedTasks() - queuedTasks()) / 2, MAX_BALANCE_STEAL)
+        var first: Runnable? = null
+        for (k in 0 until excess) {
+            val task = stealFrom(victim).taskOrNull ?: break
+            if (first == null) {
+                first = task
+            } else {
+                deque.push(task)
+                steals-- // counted again by the take that runs it (each run is counted by one take)
+            }
+        }
+        if (excess > 1 && !deque.isEmpty()) pool.signalAfterPublish() // the pushes above, as any push
+        return first
+    }
+
     /** The next task to run, or null when the worker should exit (shutdown). */
     private fun findTask(): Runnable? {
         while (true) {
             if (pool.isStopping()) return null
             // Only with an empty deque: nobody re-scans for a surplus worker, and a retired one's
             // slot may be reused, so what it left queued would be stranded.
-            if (isExtra && deque.isEmpty() && pool.idle.tryPushSurplus(idleNode)) {
+            if (isExtra && !hasQueuedTasks() && pool.idle.tryPushSurplus(idleNode)) {
                 if (pool.isShutdown()) pool.tryQuiesce() // it may be the last worker to go idle
                 if (!awaitWakeUp()) return null
                 continue
@@ -268,7 +340,7 @@ internal class Worker(
             }
             if (++tick == pool.globalCheckInterval) {
                 tick = 0
-                (pollDueTimers() ?: pollGlobal() ?: pool.fair.poll() ?: deque.pollOldest()?.also { localPops++ })?.let { return it }
+                (pollDueTimers() ?: pollGlobal() ?: pool.fair.poll() ?: pollOldestOwn())?.let { return it }
             }
             deque.pop()?.let {
                 localPops++
@@ -278,6 +350,7 @@ internal class Worker(
             pollGlobal()?.let { return it }
             pool.fair.poll()?.let { return it }
             if (keyed != null) pollKeyed(keyed)?.let { return it }
+            pollYielded()?.let { return it }
             takeOthersDueTimers()?.let { return it }
             val spinRounds = pool.options.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
@@ -434,7 +507,7 @@ internal class Worker(
             var i = start
             while (k <= mask) {
                 val victim = table.getAcquire(i) // pairs with the setRelease in setLocked()
-                if (victim != null && victim !== this && !(skipLoneTasks && victim.deque.size() == 1)) {
+                if (victim != null && victim !== this && !(skipLoneTasks && victim.queuedTasks() == 1)) {
                     val result = stealFrom(victim)
                     val task = result.taskOrNull
                     if (task != null) return task
@@ -450,12 +523,18 @@ internal class Worker(
     }
 
     /**
-     * Steals the oldest task of [victim], counting it; a stolen [ForkedTask] records this
-     * worker as its thief so that a joiner can help by stealing back from here.
+     * Steals the oldest task of [victim]'s deque or, if that is empty, of its yield queue,
+     * counting it; a stolen [ForkedTask] records this worker as its thief so that a joiner can
+     * help by stealing back from here. Retry (a lost race on the deque) only when the yield
+     * queue had nothing to take either.
      */
     fun stealFrom(victim: Worker): StealResult {
         stealAttempts++
-        val result = victim.deque.steal()
+        var result = victim.deque.steal()
+        if (result.taskOrNull == null) {
+            val yielded = victim.yields.steal()
+            if (!yielded.isEmpty) result = yielded
+        }
         val task = result.taskOrNull
         if (task != null) {
             steals++
@@ -465,7 +544,7 @@ internal class Worker(
                 event.pool = pool.name
                 event.thief = index
                 event.victim = victim.index
-                event.victimQueueLeft = victim.deque.size()
+                event.victimQueueLeft = victim.queuedTasks()
                 event.commit()
             }
         }
@@ -531,6 +610,9 @@ internal class Worker(
     private companion object {
         /** Tasks after which a core worker swaps the order of its keyed queue and shared work. */
         const val KEYED_SWAP = 32
+
+        /** Most tasks [balanceYields] takes from one other worker at once. */
+        const val MAX_BALANCE_STEAL = 256
 
         /** Tasks taken from the global queue in one claim. */
         const val GLOBAL_BATCH = 32

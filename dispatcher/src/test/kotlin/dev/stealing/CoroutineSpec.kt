@@ -8,6 +8,8 @@ import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.string.shouldStartWith
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
@@ -18,8 +20,12 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.yield
 import java.util.Collections
+import java.time.Duration
 import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicIntegerArray
 
 class CoroutineSpec : FunSpec({
     test("withContext(StealingDispatcher) runs on the shared pool's workers") {
@@ -93,6 +99,117 @@ class CoroutineSpec : FunSpec({
             outsideRan.await(10, java.util.concurrent.TimeUnit.SECONDS) shouldBe true
             oldLocalRan.await(10, java.util.concurrent.TimeUnit.SECONDS) shouldBe true
         }
+    }
+
+    test("a coroutine that yields on a busy worker is taken by an idle worker") {
+        // No thread injection: only the idle core worker can run the yielded coroutine.
+        StealingDispatcher(2, "yield-steal", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
+            val resumed = CountDownLatch(1)
+            val holderWaited = AtomicBoolean()
+            val holder = CountDownLatch(1)
+            d.executor.execute {
+                // Runs on a worker: the coroutine goes onto this worker's yield queue, and this
+                // task then holds the worker until the coroutine has resumed elsewhere.
+                CoroutineScope(d).launch(start = CoroutineStart.UNDISPATCHED) {
+                    yield()
+                    resumed.countDown()
+                }
+                holderWaited.set(resumed.await(10, TimeUnit.SECONDS))
+                holder.countDown()
+            }
+            holder.await(20, TimeUnit.SECONDS) shouldBe true
+            holderWaited.get() shouldBe true
+        }
+    }
+
+    test("a yield loop and a local LIFO stream on one worker do not starve each other or older local work") {
+        StealingDispatcher(1, "yield-lifo").use { d ->
+            val yielderDone = CountDownLatch(1)
+            val oldLocalRan = CountDownLatch(1)
+            val giveUp = AtomicBoolean() // ends the stream after a failure, so close() returns
+            d.executor.execute {
+                CoroutineScope(d).launch(start = CoroutineStart.UNDISPATCHED) {
+                    repeat(3) { yield() } // each time to the back of the yield queue
+                    yielderDone.countDown()
+                }
+                d.executor.execute { oldLocalRan.countDown() } // at the bottom of the deque
+                fun chain(): Runnable = Runnable {
+                    if ((yielderDone.count > 0 || oldLocalRan.count > 0) && !giveUp.get()) d.executor.execute(chain())
+                }
+                d.executor.execute(chain()) // the deque never runs empty until both ran
+            }
+            try {
+                yielderDone.await(10, TimeUnit.SECONDS) shouldBe true
+                oldLocalRan.await(10, TimeUnit.SECONDS) shouldBe true
+            } finally {
+                giveUp.set(true)
+            }
+        }
+    }
+
+    test("yield is fair across workers: a worker that took one yielding coroutine takes half of a busier worker's") {
+        // One worker queues 100 coroutines that each yield 20 times (each on its first yield, in
+        // that worker's yield queue), then stays busy until all have ended, so the other worker
+        // runs them all. That one is held until all 100 are queued. Without balancing it would
+        // steal one coroutine at a time and run it alone to its end (1 started when the first
+        // ends); with it, it takes half of the other worker's queue at once (about 50 started).
+        // No thread injection: the busy workers are held on purpose.
+        StealingDispatcher(2, "yield-balance", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
+            val progress = AtomicIntegerArray(100)
+            val startedAtFirstEnd = AtomicInteger(-1)
+            val allEnded = CountDownLatch(100)
+            val otherHeld = CountDownLatch(1)
+            val allQueued = CountDownLatch(1)
+            val release = CountDownLatch(1)
+            try {
+                d.executor.execute { otherHeld.countDown(); allQueued.await(20, TimeUnit.SECONDS) }
+                otherHeld.await(10, TimeUnit.SECONDS) shouldBe true
+                d.executor.execute { // the other worker: the first is held
+                    repeat(100) { c ->
+                        CoroutineScope(d).launch(start = CoroutineStart.UNDISPATCHED) {
+                            repeat(20) { yield(); progress.incrementAndGet(c) }
+                            startedAtFirstEnd.compareAndSet(-1, (0 until 100).count { progress.get(it) > 0 })
+                            allEnded.countDown()
+                        }
+                    }
+                    allQueued.countDown()
+                    release.await(20, TimeUnit.SECONDS)
+                }
+                allEnded.await(20, TimeUnit.SECONDS) shouldBe true
+            } finally {
+                allQueued.countDown()
+                release.countDown()
+            }
+            println("coroutines started when the first of 100 ended: ${startedAtFirstEnd.get()}")
+            (startedAtFirstEnd.get() >= 40) shouldBe true
+        }
+    }
+
+    test("shutdownNow cancels a coroutine waiting in a yield queue at once, while its worker is still busy") {
+        // No thread injection: an extra thread started for the waiting worker would resume it.
+        val d = StealingDispatcher(1, "yield-now", StealingOptions(starvationInterval = Duration.ZERO))
+        val started = CountDownLatch(1)
+        val release = CountDownLatch(1)
+        val resumed = AtomicBoolean()
+        lateinit var job: Job
+        d.executor.execute {
+            job = CoroutineScope(d).launch(start = CoroutineStart.UNDISPATCHED) {
+                yield()
+                resumed.set(true)
+            }
+            started.countDown()
+            release.await()
+        }
+        try {
+            started.await(10, TimeUnit.SECONDS) shouldBe true
+            // Coroutines are cancelled, not handed back (as kotlinx's executor dispatchers do).
+            d.executor.shutdownNow() shouldBe emptyList()
+            job.isCancelled shouldBe true // taken from the yield queue by shutdownNow itself
+        } finally {
+            release.countDown()
+        }
+        d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+        resumed.get() shouldBe false
     }
 
     test("cancellation propagates as on Default") {

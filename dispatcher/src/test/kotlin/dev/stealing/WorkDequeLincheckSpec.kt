@@ -8,7 +8,7 @@ import org.jetbrains.lincheck.datastructures.Param
 import org.jetbrains.lincheck.datastructures.StressOptions
 
 /**
- * The deque under Lincheck: owner operations (push, pop, tryRemove with [SameTask], popIfNewest, popNewestIf)
+ * The deque under Lincheck: owner operations (push, pop, pollOldest, tryRemove with [SameTask], popIfNewest, popNewestIf)
  * confined to one thread, steals from the others, an initial capacity of 2 so that growth happens
  * inside the scenarios. Linearizable against [SequentialDeque]. The deque has no explicit owner:
  * it binds to the first thread that runs an owner operation, and its owner assertion (tests run
@@ -24,6 +24,9 @@ class WorkDequeLincheckModel {
 
     @Operation(nonParallelGroup = "owner")
     fun pop(): Int? = (deque.pop() as IdTask?)?.id
+
+    @Operation(nonParallelGroup = "owner")
+    fun pollOldest(): Int? = (deque.pollOldest() as IdTask?)?.id
 
     @Operation(nonParallelGroup = "owner")
     fun tryRemove(@Param(name = "id") id: Int): Int? = (deque.tryRemove(tasks[id], SameTask).task as IdTask?)?.id
@@ -48,6 +51,7 @@ class SequentialDeque {
     private val d = ArrayDeque<Int>()
     fun push(id: Int) = d.addLast(id)
     fun pop(): Int? = d.removeLastOrNull()
+    fun pollOldest(): Int? = d.removeFirstOrNull()
     fun tryRemove(id: Int): Int? {
         val i = d.lastIndexOf(id)
         if (i < 0) return null
@@ -60,7 +64,7 @@ class SequentialDeque {
 }
 
 class WorkDequeLincheckSpec : FunSpec({
-    test("model checking: owner push/pop/tryRemove/popIfNewest against two thieves") {
+    test("model checking: owner push/pop/pollOldest/tryRemove/popIfNewest against two thieves") {
         ModelCheckingOptions()
             .threads(3)
             .actorsPerThread(4)
@@ -71,7 +75,7 @@ class WorkDequeLincheckSpec : FunSpec({
             .check(WorkDequeLincheckModel::class)
     }
 
-    test("stress: owner push/pop/tryRemove/popIfNewest against two thieves") {
+    test("stress: owner push/pop/pollOldest/tryRemove/popIfNewest against two thieves") {
         StressOptions()
             .threads(3)
             .actorsPerThread(5)
