@@ -230,7 +230,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
         var idleSpins = 0
         while (!isDone && w.canNest() && (deadline == Long.MAX_VALUE || deadline - System.nanoTime() > 0)) {
             val thief = stolenBy
-            val task = if (thief != null && thief !== w && thief.pool === w.pool) w.stealFrom(thief).taskOrNull else null
+            val task = if (thief != null && thief !== w && thief.pool === w.pool) w.stealFrom(thief, withYields = false).taskOrNull else null
             if (task != null) {
                 w.helped++
                 w.runNested(task)

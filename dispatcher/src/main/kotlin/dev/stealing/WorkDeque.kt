@@ -188,8 +188,15 @@ internal class WorkDeque(
             val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
             if (t >= b) return null
             val a = array
-            val task = a[slot(a, t)] // written by this thread's push; never a stale copy while top == t
-            if (TOP.compareAndSet(this, t, t + 1)) return task
+            val i = slot(a, t)
+            val task = a[i] // written by this thread's push; never a stale copy while top == t
+            if (TOP.compareAndSet(this, t, t + 1)) {
+                // Slot t is ours: clear it, or a yield queue (taken only from this end) would keep
+                // every finished coroutine alive until its slot is reused. A thief that still
+                // reads it fails its CAS on t; only this thread writes slots.
+                a[i] = null
+                return task
+            }
         }
     }
 

@@ -155,14 +155,17 @@ internal class WorkStealingPool(
     }
 
     /**
-     * The `yield()` path. On a worker of this pool: [task] goes to the back of the worker's
-     * yield queue ([Worker.yields]), which the worker serves after its deque, the global and
-     * fair queues and its keyed work, so every task it can see runs first; other workers steal
-     * from it as from a deque. From any other thread: the back of the global queue.
+     * The `yield()` path. On a core worker of this pool: [task] goes to the back of the
+     * worker's yield queue ([Worker.yields]), which the worker serves after its deque, the
+     * global and fair queues and its keyed work (and at least every other periodic look), so
+     * every task it can see runs first; other workers steal from it as from a deque. From an
+     * extra worker (which must be free to go idle when it is surplus, so it keeps no yield
+     * queue) or any other thread: the back of the global queue, or, once intake is closed,
+     * a worker's own deque (its continuations still run until the pool stops).
      */
     fun executeYield(task: Runnable): Boolean {
         val w = currentWorker()
-        if (w != null) {
+        if (w != null && !w.isExtra) {
             if (isStopping()) return reject()
             w.yields.push(task)
             signalAfterPublish()
@@ -172,6 +175,7 @@ internal class WorkStealingPool(
             signalAfterGlobalOffer()
             return true
         }
+        if (w != null) return pushLocal(w, task)
         return reject()
     }
 

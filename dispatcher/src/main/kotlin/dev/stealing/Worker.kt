@@ -5,9 +5,10 @@ package dev.stealing
  *
  * Where a worker looks for its next task, in order:
  * 1. every [WorkStealingPool.globalCheckInterval]-th task: its due timers, the global queue,
- *    then a fair queue's turn, then the oldest task of its own deque or yield queue (the two
- *    take turns), so neither timers, nor outside work, nor old local work, nor a yielded
- *    coroutine starves under a LIFO stream of new local work;
+ *    then a fair queue's turn, then the oldest task of its own deque, then the oldest yielded
+ *    coroutine (every other time that one first), so neither timers, nor outside work, nor old
+ *    local work starves under a LIFO stream of new local work, nor a yielded coroutine under
+ *    any stream ([pollPeriodic]);
  * 2. its own deque, newest first (LIFO: the child just forked runs next, on a warm cache);
  * 3. its due timers ([timers]; taken out of the heap and pushed onto the deque, so they can
  *    be stolen like any task), the global queue, then the fair queues ([FairRotation]: the
@@ -119,7 +120,7 @@ internal class Worker(
 
     private var tick = 0
     private var yieldTick = 0 // owner only: pollYielded() calls since the last balanceYields()
-    private var oldestDequeFirst = false // owner only: which of pollOldestOwn's two goes first
+    private var yieldedFirst = false // owner only: whether this pollPeriodic() takes a yielded coroutine first
     private var random = (index + 1) * 0x9E3779B9.toInt() or 1
 
     // Statistics: written by the owner with plain stores, read racily by stats() (PoolStats.kt).
@@ -267,13 +268,20 @@ internal class Worker(
     fun queuedTasks(): Int = deque.size() + yields.size()
 
     /**
-     * Owner only, for the periodic look: the oldest task of the deque or of the yield queue,
-     * the two taking turns to go first, so that neither a LIFO stream of new local work nor a
-     * coroutine yielding in a loop holds the other back for ever.
+     * Owner only: the periodic look (every [WorkStealingPool.globalCheckInterval]-th task). Due
+     * timers, then the global queue, a fair queue's turn, the oldest task of the deque and the
+     * oldest yielded coroutine; every other time the yielded coroutine goes first. So neither a
+     * LIFO stream of new local work nor a stream of outside or fair-queue work holds a yielded
+     * coroutine back for ever (the normal path serves the yield queue only when all of them
+     * are empty), nor a yield loop the oldest local task.
      */
-    private fun pollOldestOwn(): Runnable? {
-        oldestDequeFirst = !oldestDequeFirst
-        val task = if (oldestDequeFirst) deque.pollOldest() ?: yields.pollOldest() else yields.pollOldest() ?: deque.pollOldest()
+    private fun pollPeriodic(): Runnable? {
+        pollDueTimers()?.let { return it }
+        yieldedFirst = !yieldedFirst
+        if (yieldedFirst) yields.pollOldest()?.let { localPops++; return it }
+        pollGlobal()?.let { return it }
+        pool.fair.poll()?.let { return it }
+        val task = deque.pollOldest() ?: yields.pollOldest()
         if (task != null) localPops++
         return task
     }
@@ -282,9 +290,11 @@ internal class Worker(
      * Owner only: the oldest coroutine in the yield queue. Once per round of that queue (every
      * [yields]`.size()` polls), first [balanceYields]. Without it, a worker that stole a single
      * coroutine would run it alone to its end, yield after yield, while another worker
-     * round-robins hundreds: each worker would be fair only to its own coroutines.
+     * round-robins hundreds, or holds one yielded coroutine while it is stuck in a task: each
+     * worker would be fair only to its own coroutines.
      */
     private fun pollYielded(): Runnable? {
+        if (yields.isEmpty()) return null // nothing yielded here: stealing is scanOthers()'s job
         if (++yieldTick >= yields.size()) {
             yieldTick = 0
             balanceYields()?.let { return it }
@@ -295,27 +305,36 @@ internal class Worker(
     }
 
     /**
-     * Owner only. One probe of a random other worker: if it has more tasks queued than this
-     * one, steal half the difference (at most [MAX_BALANCE_STEAL]), run the first and push the
-     * rest onto this worker's deque. Stops at the first steal that finds nothing. Costs one read
-     * of the other worker's queue sizes per round of the yield queue when nothing is taken.
+     * Owner only. One probe of a random other worker. If it has more tasks queued than this
+     * one, steal half the difference (at most [MAX_BALANCE_STEAL]); if it has any queued but
+     * has not started a task since this worker's last look at it (stuck in one task), steal
+     * one. Runs the first task taken and queues the rest at the back of this worker's yield
+     * queue (most of them are yielded coroutines; either way they wait behind the ones already
+     * there). Stops at the first steal that finds nothing. Costs one read of the other
+     * worker's queue sizes and task count per round of the yield queue when nothing is taken.
      */
     private fun balanceYields(): Runnable? {
         val table = pool.workers.slots
-        val victim = table.getAcquire(nextRandom() and (table.length() - 1)) // pairs with the setRelease in setLocked()
+        val slot = nextRandom() and (table.length() - 1)
+        val victim = table.getAcquire(slot) // pairs with the setRelease in setLocked()
         if (victim == null || victim === this) return null
-        val excess = minOf((victim.queuedTasks() - queuedTasks()) / 2, MAX_BALANCE_STEAL)
+        val queued = victim.queuedTasks()
+        if (queued == 0) return null
+        val stuck = !ranTasksSinceLastLook(victim, slot)
+        val take = minOf(maxOf((queued - queuedTasks()) / 2, if (stuck) 1 else 0), MAX_BALANCE_STEAL)
         var first: Runnable? = null
-        for (k in 0 until excess) {
+        var queuedHere = false
+        for (k in 0 until take) {
             val task = stealFrom(victim).taskOrNull ?: break
             if (first == null) {
                 first = task
             } else {
-                deque.push(task)
+                yields.push(task)
+                queuedHere = true
                 steals-- // counted again by the take that runs it (each run is counted by one take)
             }
         }
-        if (excess > 1 && !deque.isEmpty()) pool.signalAfterPublish() // the pushes above, as any push
+        if (queuedHere) pool.signalAfterPublish() // the pushes above, as any push
         return first
     }
 
@@ -340,7 +359,7 @@ internal class Worker(
             }
             if (++tick == pool.globalCheckInterval) {
                 tick = 0
-                (pollDueTimers() ?: pollGlobal() ?: pool.fair.poll() ?: pollOldestOwn())?.let { return it }
+                pollPeriodic()?.let { return it }
             }
             deque.pop()?.let {
                 localPops++
@@ -492,8 +511,13 @@ internal class Worker(
 
     /**
      * One steal round over every other worker, plus the global queue. Returns null only when
-     * every victim answered Empty (or, with [skipLoneTasks], held a single task); a lost race
-     * (Retry) repeats the round.
+     * every victim answered Empty or held a single task that this round leaves to its owner; a
+     * lost race (Retry) repeats the round. A victim's lone task is left to it when
+     * [skipLoneTasks] (the first round), and in later rounds while the victim is making
+     * progress ([ranTasksSinceLastLook]): a worker that keeps starting new tasks will pop it
+     * soon, the usual case of a coroutine hand-off (the partner resumed, then the running
+     * coroutine suspends), and stealing it would split the pair across two cores. A victim
+     * stuck in one task loses its lone task at the next round.
      */
     fun scanOthers(skipLoneTasks: Boolean = false): Runnable? {
         val table = pool.workers.slots
@@ -507,7 +531,9 @@ internal class Worker(
             var i = start
             while (k <= mask) {
                 val victim = table.getAcquire(i) // pairs with the setRelease in setLocked()
-                if (victim != null && victim !== this && !(skipLoneTasks && victim.queuedTasks() == 1)) {
+                if (victim != null && victim !== this &&
+                    !(victim.queuedTasks() == 1 && (ranTasksSinceLastLook(victim, i) || skipLoneTasks))
+                ) {
                     val result = stealFrom(victim)
                     val task = result.taskOrNull
                     if (task != null) return task
@@ -523,15 +549,37 @@ internal class Worker(
     }
 
     /**
-     * Steals the oldest task of [victim]'s deque or, if that is empty, of its yield queue,
-     * counting it; a stolen [ForkedTask] records this worker as its thief so that a joiner can
-     * help by stealing back from here. Retry (a lost race on the deque) only when the yield
-     * queue had nothing to take either.
+     * Owner only, for [scanOthers]: whether [victim] (in table slot [slot]) has started a
+     * top-level task since this worker's previous call for that slot; records what it saw.
+     * A racy plain read of the victim's counter: a stale value reads as "no progress", which
+     * only makes the caller steal, as it would without this check.
      */
-    fun stealFrom(victim: Worker): StealResult {
+    private fun ranTasksSinceLastLook(victim: Worker, slot: Int): Boolean {
+        var seen = seenTopLevelTasks
+        if (slot >= seen.size) {
+            seen = seen.copyOf(pool.workers.slots.length())
+            seenTopLevelTasks = seen
+        }
+        val now = victim.topLevelTasks
+        val before = seen[slot]
+        seen[slot] = now
+        return now != before
+    }
+
+    /** Owner only: each table slot's [topLevelTasks] at this worker's last look ([ranTasksSinceLastLook]). */
+    private var seenTopLevelTasks = LongArray(0)
+
+    /**
+     * Steals the oldest task of [victim]'s deque or, if that is empty and [withYields], of its
+     * yield queue, counting it; a stolen [ForkedTask] records this worker as its thief so that
+     * a joiner can help by stealing back from here (from the deque only: a joiner must not
+     * resume somebody's yielded coroutine nested in its join). Retry (a lost race on the
+     * deque) only when the yield queue had nothing to take either.
+     */
+    fun stealFrom(victim: Worker, withYields: Boolean = true): StealResult {
         stealAttempts++
         var result = victim.deque.steal()
-        if (result.taskOrNull == null) {
+        if (withYields && result.taskOrNull == null) {
             val yielded = victim.yields.steal()
             if (!yielded.isEmpty) result = yielded
         }

@@ -185,6 +185,88 @@ class CoroutineSpec : FunSpec({
         }
     }
 
+    test("a coroutine that yielded on a worker stuck in a task is taken by a worker looping on its own yields") {
+        // No starvation monitor: only the other worker's balancing can move the coroutine.
+        StealingDispatcher(2, "yield-stuck", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
+            val scope = CoroutineScope(d)
+            val aDone = AtomicBoolean()
+            val bOnOtherWorker = CountDownLatch(1)
+            val held = CountDownLatch(1)
+            val giveUp = AtomicBoolean()
+            d.executor.execute {
+                val me = Thread.currentThread()
+                scope.launch { // B, taken by the other worker: yields in a loop until A has run
+                    if (Thread.currentThread() !== me) bOnOtherWorker.countDown()
+                    while (!aDone.get() && !giveUp.get()) yield()
+                }
+                if (bOnOtherWorker.await(10, TimeUnit.SECONDS)) {
+                    scope.launch(start = CoroutineStart.UNDISPATCHED) { yield(); aDone.set(true) } // A: in this worker's yield queue
+                    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10)
+                    while (!aDone.get() && System.nanoTime() < deadline) Thread.onSpinWait() // stuck in this task
+                }
+                held.countDown()
+            }
+            try {
+                held.await(30, TimeUnit.SECONDS) shouldBe true
+                bOnOtherWorker.count shouldBe 0L
+                aDone.get() shouldBe true
+            } finally {
+                giveUp.set(true)
+            }
+        }
+    }
+
+    test("a yielded coroutine is not held back by a long stream of outside work") {
+        StealingDispatcher(1, "yield-stream").use { d ->
+            val outsideDone = AtomicInteger()
+            val gate = CountDownLatch(1)
+            val doneWhenResumed = AtomicInteger(-1)
+            val resumed = CountDownLatch(1)
+            d.executor.execute {
+                gate.await(10, TimeUnit.SECONDS)
+                CoroutineScope(d).launch(start = CoroutineStart.UNDISPATCHED) {
+                    yield()
+                    doneWhenResumed.set(outsideDone.get())
+                    resumed.countDown()
+                }
+            }
+            repeat(100_000) { d.executor.execute { outsideDone.incrementAndGet() } } // queued behind the gate
+            gate.countDown()
+            resumed.await(30, TimeUnit.SECONDS) shouldBe true
+            println("outside tasks run before the yielded coroutine resumed: ${doneWhenResumed.get()} of 100,000")
+            (doneWhenResumed.get() < 1_000) shouldBe true // a turn at least every other periodic look (61 tasks)
+        }
+    }
+
+    test("an extra worker keeps no yield queue: it goes idle when the blocked workers return") {
+        StealingDispatcher(2, "yield-extra", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
+            val scope = CoroutineScope(d)
+            val stop = AtomicBoolean()
+            val blockedIn = CountDownLatch(2)
+            val gate = CountDownLatch(1)
+            val onExtra = CountDownLatch(1)
+            suspend fun loop() {
+                while (!stop.get()) {
+                    if ((Thread.currentThread() as Worker).isExtra) onExtra.countDown()
+                    yield()
+                }
+            }
+            try {
+                repeat(2) { scope.launch { blocking { blockedIn.countDown(); gate.await(20, TimeUnit.SECONDS) }; loop() } }
+                blockedIn.await(10, TimeUnit.SECONDS) shouldBe true
+                scope.launch { loop() } // both core workers are blocked: this runs on an extra thread
+                onExtra.await(10, TimeUnit.SECONDS) shouldBe true
+                gate.countDown()
+                // Three yield loops, parallelism 2: once the core workers are back, the extra
+                // thread must leave the loops to them and go idle.
+                eventually(10_000) { d.stats().let { it.threads - it.idleThreads <= 2 } } shouldBe true
+            } finally {
+                gate.countDown()
+                stop.set(true)
+            }
+        }
+    }
+
     test("shutdownNow cancels a coroutine waiting in a yield queue at once, while its worker is still busy") {
         // No thread injection: an extra thread started for the waiting worker would resume it.
         val d = StealingDispatcher(1, "yield-now", StealingOptions(starvationInterval = Duration.ZERO))
