@@ -21,11 +21,12 @@ package dev.stealing
  * neither keyed nor shared work starves the other.
  *
  * 4. it takes due timers from other workers' heaps (a worker stuck in a long task or blocked
- *    must not hold them back; `PoolTimers.kt`);
+ *    must not hold them back; `PoolTimers.kt`), then probes one random other worker and
+ *    takes half of its queued tasks at once ([stealHalf]);
  * 5. it becomes a *searcher* and steals from the other workers, visiting them from a random
  *    start with an odd stride over a power-of-two table (every worker once per round): one
  *    round that leaves a victim's lone task to its owner, then [StealingOptions.spinRounds]
- *    more that take anything, with spin-waits in between;
+ *    more that leave it only while the victim keeps starting tasks, with spin-waits in between;
  * 6. it parks through [IdleControl] (push idle, fence, re-scan, park), which owns its
  *    [idleNode] (park state, block state, searching flag); a core worker with pending timers
  *    parks no longer than until its earliest deadline.
@@ -119,7 +120,7 @@ internal class Worker(
     @JvmField var inlineDepth = 0
 
     private var tick = 0
-    private var yieldTick = 0 // owner only: pollYielded() calls since the last balanceYields()
+    private var yieldTick = 0 // owner only: pollYielded() calls since its last stealHalf()
     private var yieldedFirst = false // owner only: whether this pollPeriodic() takes a yielded coroutine first
     private var random = (index + 1) * 0x9E3779B9.toInt() or 1
 
@@ -288,8 +289,8 @@ internal class Worker(
 
     /**
      * Owner only: the oldest coroutine in the yield queue. Once per round of that queue (every
-     * [yields]`.size()` polls), first [balanceYields]. Without it, a worker that stole a single
-     * coroutine would run it alone to its end, yield after yield, while another worker
+     * [yields]`.size()` polls), first [stealHalf] into it. Without that, a worker that stole a
+     * single coroutine would run it alone to its end, yield after yield, while another worker
      * round-robins hundreds, or holds one yielded coroutine while it is stuck in a task: each
      * worker would be fair only to its own coroutines.
      */
@@ -297,7 +298,7 @@ internal class Worker(
         if (yields.isEmpty()) return null // nothing yielded here: stealing is scanOthers()'s job
         if (++yieldTick >= yields.size()) {
             yieldTick = 0
-            balanceYields()?.let { return it }
+            stealHalf(into = yields)?.let { return it }
         }
         val task = yields.pollOldest()
         if (task != null) localPops++
@@ -308,12 +309,15 @@ internal class Worker(
      * Owner only. One probe of a random other worker. If it has more tasks queued than this
      * one, steal half the difference (at most [MAX_BALANCE_STEAL]); if it has any queued but
      * has not started a task since this worker's last look at it (stuck in one task), steal
-     * one. Runs the first task taken and queues the rest at the back of this worker's yield
-     * queue (most of them are yielded coroutines; either way they wait behind the ones already
-     * there). Stops at the first steal that finds nothing. Costs one read of the other
-     * worker's queue sizes and task count per round of the yield queue when nothing is taken.
+     * one. Returns the first task taken and pushes the rest onto [into]: this worker's deque
+     * when it has run dry (a burst spreads in one go, not one steal per task), its yield queue
+     * when called for that queue's balance (most of what it takes then are yielded
+     * coroutines, and either way they wait behind the ones already there). A victim's lone
+     * task is taken only from a stuck victim, as in [scanOthers]. Stops at the first steal that
+     * finds nothing. Costs one read of the other worker's queue sizes and task count when
+     * nothing is taken.
      */
-    private fun balanceYields(): Runnable? {
+    private fun stealHalf(into: WorkDeque): Runnable? {
         val table = pool.workers.slots
         val slot = nextRandom() and (table.length() - 1)
         val victim = table.getAcquire(slot) // pairs with the setRelease in setLocked()
@@ -329,7 +333,7 @@ internal class Worker(
             if (first == null) {
                 first = task
             } else {
-                yields.push(task)
+                into.push(task)
                 queuedHere = true
                 steals-- // counted again by the take that runs it (each run is counted by one take)
             }
@@ -371,6 +375,7 @@ internal class Worker(
             if (keyed != null) pollKeyed(keyed)?.let { return it }
             pollYielded()?.let { return it }
             takeOthersDueTimers()?.let { return it }
+            stealHalf(into = deque)?.let { return it }
             val spinRounds = pool.options.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
             // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does
@@ -659,7 +664,7 @@ internal class Worker(
         /** Tasks after which a core worker swaps the order of its keyed queue and shared work. */
         const val KEYED_SWAP = 32
 
-        /** Most tasks [balanceYields] takes from one other worker at once. */
+        /** Most tasks [stealHalf] takes from one other worker at once. */
         const val MAX_BALANCE_STEAL = 256
 
         /** Tasks taken from the global queue in one claim. */
