@@ -18,8 +18,9 @@ package dev.stealing
  * @property executed tasks run by workers (including inlined and helped ones).
  * @property localPops tasks a worker took from its own deque or yield queue.
  * @property globalPops tasks taken from the global queue.
- * @property stealAttempts steal attempts on other workers' deques.
- * @property steals successful steals.
+ * @property stealAttempts steal attempts on other workers' deques and yield queues.
+ * @property steals tasks taken from other workers and run by the taker (of several taken at once,
+ *   those queued again are counted by the take that runs them, so each run counts once).
  * @property inlined children run inline by `awaitInline` or `ForkedTask.join` instead of waiting.
  * @property helped tasks run by a joining worker while its joined task ran elsewhere.
  * @property blockedJoins joins that had to block (or suspend) after inlining and helping failed.

@@ -21,8 +21,8 @@ package dev.stealing
  * neither keyed nor shared work starves the other.
  *
  * 4. it takes due timers from other workers' heaps (a worker stuck in a long task or blocked
- *    must not hold them back; `PoolTimers.kt`), then probes one random other worker and
- *    takes half of its queued tasks at once ([stealHalf]);
+ *    must not hold them back; `PoolTimers.kt`), then (a core worker) probes one random other
+ *    worker and takes half of its deque at once ([stealHalf]);
  * 5. it becomes a *searcher* and steals from the other workers, visiting them from a random
  *    start with an odd stride over a power-of-two table (every worker once per round): one
  *    round that leaves a victim's lone task to its owner, then [StealingOptions.spinRounds]
@@ -289,16 +289,16 @@ internal class Worker(
 
     /**
      * Owner only: the oldest coroutine in the yield queue. Once per round of that queue (every
-     * [yields]`.size()` polls), first [stealHalf] into it. Without that, a worker that stole a
-     * single coroutine would run it alone to its end, yield after yield, while another worker
-     * round-robins hundreds, or holds one yielded coroutine while it is stuck in a task: each
-     * worker would be fair only to its own coroutines.
+     * [yields]`.size()` polls), first [stealHalf] from another worker's yield queue into it,
+     * else from another worker's deque onto this one's (coroutines not yet started). Without that, a worker that stole a single coroutine would run it alone to its end, yield
+     * after yield, while another worker round-robins hundreds, or holds one yielded coroutine
+     * while it is stuck in a task: each worker would be fair only to its own coroutines.
      */
     private fun pollYielded(): Runnable? {
         if (yields.isEmpty()) return null // nothing yielded here: stealing is scanOthers()'s job
         if (++yieldTick >= yields.size()) {
             yieldTick = 0
-            stealHalf(into = yields)?.let { return it }
+            (stealHalf(yielded = true) ?: stealHalf(yielded = false))?.let { return it }
         }
         val task = yields.pollOldest()
         if (task != null) localPops++
@@ -306,30 +306,35 @@ internal class Worker(
     }
 
     /**
-     * Owner only. One probe of a random other worker. If it has more tasks queued than this
-     * one, steal half the difference (at most [MAX_BALANCE_STEAL]); if it has any queued but
-     * has not started a task since this worker's last look at it (stuck in one task), steal
-     * one. Returns the first task taken and pushes the rest onto [into]: this worker's deque
-     * when it has run dry (a burst spreads in one go, not one steal per task), its yield queue
-     * when called for that queue's balance (most of what it takes then are yielded
-     * coroutines, and either way they wait behind the ones already there). A victim's lone
-     * task is taken only from a stuck victim, as in [scanOthers]. Stops at the first steal that
-     * finds nothing. Costs one read of the other worker's queue sizes and task count when
-     * nothing is taken.
+     * Owner only. One probe of a random other worker, queue to queue: with [yielded], from its
+     * yield queue into this worker's (the balance of [pollYielded]); otherwise from its deque
+     * onto this worker's deque (a worker that has run dry: a burst spreads in one go, not one
+     * steal per task). If the other queue is longer than this one, steal half the difference
+     * (at most [MAX_BALANCE_STEAL]); if it holds any task but its worker has not started a task
+     * since this worker's last look (stuck in one task), steal one, so a victim's lone task is
+     * taken only from a stuck victim, as in [scanOthers]. Returns the first task taken and
+     * pushes the rest. The two kinds never mix: a yielded coroutine put on a deque could be
+     * resumed nested in a join that helps from that deque, and a fork put in a yield queue
+     * would be out of its joiner's reach. Stops at the first steal that finds nothing, and
+     * takes nothing once the pool is stopping. Costs one read of the other queue's size and of
+     * its worker's task count when nothing is taken.
      */
-    private fun stealHalf(into: WorkDeque): Runnable? {
+    private fun stealHalf(yielded: Boolean): Runnable? {
+        if (pool.isStopping()) return null
         val table = pool.workers.slots
         val slot = nextRandom() and (table.length() - 1)
         val victim = table.getAcquire(slot) // pairs with the setRelease in setLocked()
         if (victim == null || victim === this) return null
-        val queued = victim.queuedTasks()
+        val from = if (yielded) victim.yields else victim.deque
+        val into = if (yielded) yields else deque
+        val queued = from.size()
         if (queued == 0) return null
         val stuck = !ranTasksSinceLastLook(victim, slot)
-        val take = minOf(maxOf((queued - queuedTasks()) / 2, if (stuck) 1 else 0), MAX_BALANCE_STEAL)
+        val take = minOf(maxOf((queued - into.size()) / 2, if (stuck) 1 else 0), MAX_BALANCE_STEAL)
         var first: Runnable? = null
         var queuedHere = false
         for (k in 0 until take) {
-            val task = stealFrom(victim).taskOrNull ?: break
+            val task = stealFrom(victim, from).taskOrNull ?: break
             if (first == null) {
                 first = task
             } else {
@@ -375,7 +380,9 @@ internal class Worker(
             if (keyed != null) pollKeyed(keyed)?.let { return it }
             pollYielded()?.let { return it }
             takeOthersDueTimers()?.let { return it }
-            stealHalf(into = deque)?.let { return it }
+            // Not for an extra worker: a deque full of stolen tasks would keep it from going
+            // idle when it is surplus.
+            if (!isExtra) stealHalf(yielded = false)?.let { return it }
             val spinRounds = pool.options.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
             // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does
@@ -582,12 +589,18 @@ internal class Worker(
      * deque) only when the yield queue had nothing to take either.
      */
     fun stealFrom(victim: Worker, withYields: Boolean = true): StealResult {
-        stealAttempts++
-        var result = victim.deque.steal()
+        val result = stealFrom(victim, victim.deque)
         if (withYields && result.taskOrNull == null) {
-            val yielded = victim.yields.steal()
-            if (!yielded.isEmpty) result = yielded
+            val yielded = stealFrom(victim, victim.yields)
+            if (!yielded.isEmpty) return yielded
         }
+        return result
+    }
+
+    /** [stealFrom] of one of [victim]'s two queues, [queue], with the same bookkeeping. */
+    private fun stealFrom(victim: Worker, queue: WorkDeque): StealResult {
+        stealAttempts++
+        val result = queue.steal()
         val task = result.taskOrNull
         if (task != null) {
             steals++
