@@ -290,9 +290,10 @@ internal class Worker(
     /**
      * Owner only: the oldest coroutine in the yield queue. Once per round of that queue (every
      * [yields]`.size()` polls), first [stealHalf] from another worker's yield queue into it,
-     * else from another worker's deque onto this one's (coroutines not yet started). Without that, a worker that stole a single coroutine would run it alone to its end, yield
-     * after yield, while another worker round-robins hundreds, or holds one yielded coroutine
-     * while it is stuck in a task: each worker would be fair only to its own coroutines.
+     * else from another worker's deque onto this one's (coroutines not yet started). Without
+     * that, a worker that stole a single coroutine would run it alone to its end, yield after
+     * yield, while another worker round-robins hundreds, or holds one yielded coroutine while
+     * it is stuck in a task: each worker would be fair only to its own coroutines.
      */
     private fun pollYielded(): Runnable? {
         if (yields.isEmpty()) return null // nothing yielded here: stealing is scanOthers()'s job
@@ -386,7 +387,8 @@ internal class Worker(
             val spinRounds = pool.options.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
             // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does
-            // not turn a local hand-off into a cross-thread one. Later rounds take anything.
+            // not turn a local hand-off into a cross-thread one. Later rounds take it only from a
+            // victim stuck in one task (scanOthers).
             // A worker that was busy makes this round before counting itself as a searcher:
             // if it finds work at once it never touches ctl, which every push reads. (The
             // count only spares producers a wake-up; parking does not depend on it.)
