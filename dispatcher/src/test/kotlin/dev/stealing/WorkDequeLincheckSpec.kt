@@ -69,7 +69,7 @@ class WorkDequeLincheckSpec : FunSpec({
             .threads(3)
             .actorsPerThread(4)
             .actorsBefore(3)
-            .iterations(40 * stressMultiplier)
+            .iterations(20 * stressMultiplier) // 40 took 176 s idle and over 300 s beside two burners; -Pstress runs 400
             .invocationsPerIteration(2_000)
             .sequentialSpecification(SequentialDeque::class.java)
             .check(WorkDequeLincheckModel::class)
@@ -81,7 +81,7 @@ class WorkDequeLincheckSpec : FunSpec({
             .actorsPerThread(5)
             .actorsBefore(3)
             .iterations(15 * stressMultiplier) // real threads: beside busy CPUs they mostly wait for each other
-            .invocationsPerIteration(if (stressMultiplier > 1) 2_000 else 500) // 2,000: 149 s beside two burners
+            .invocationsPerIteration(if (stressMultiplier > 1) 2_000 else 300) // 2,000: 149 s beside two burners
             .sequentialSpecification(SequentialDeque::class.java)
             .check(WorkDequeLincheckModel::class)
     }
