@@ -574,7 +574,7 @@ internal class Worker(
             seen = seen.copyOf(pool.workers.slots.length())
             seenTopLevelTasks = seen
         }
-        val now = victim.topLevelTasks
+        val now = victim.topLevelTasks // plain, racy: pairs with nothing (the owner's plain ++ in run())
         val before = seen[slot]
         seen[slot] = now
         return now != before
