@@ -32,7 +32,10 @@ import java.lang.invoke.VarHandle
  * CAS if `top == i`, or finds the task already stolen if `top > i`. While `bottom` is lowered,
  * the tasks above `i` are invisible to thieves and to idle workers' re-scans, so after such a
  * removal the owner must publish them again (fence + signal). The [Removal] it returns says
- * when ([Removal.mustRepublish]); there is no other state to consult.
+ * when ([Removal.mustRepublish]); there is no other state to consult. A thief must not read
+ * the hidden suffix as empty either (the deque held those tasks throughout): `hidings`, odd while
+ * `bottom` is lowered by a removal, makes a thief that may have seen the lowered value answer
+ * [StealResult.RETRY] instead of [StealResult.EMPTY].
  */
 internal class WorkDeque(
     initialCapacity: Int = INITIAL_CAPACITY,
@@ -63,6 +66,13 @@ internal class WorkDeque(
 
     /** One past the newest task; written only by the owner. Accessed through [BOTTOM]. */
     @Suppress("unused") private var bottom: Long = 0
+
+    /**
+     * Odd while [tryRemove] has `bottom` lowered below queued tasks, even otherwise: a seqlock
+     * count, raised by one when a removal lowers `bottom` and again when it restores it. Written
+     * only by the owner; read by [steal] around its read of `bottom`. Accessed through [HIDINGS].
+     */
+    @Suppress("unused") private var hidings: Int = 0
 
     /**
      * The ring. Volatile so that a thief's read after its acquire of `bottom` cannot see an
@@ -164,14 +174,29 @@ internal class WorkDeque(
         // Load-load barrier ordering the top read before the bottom read; pairs with the
         // fullFence in pop()/tryRemove() so a thief and the owner never both take slot t.
         VarHandle.fullFence()
+        // Read before bottom, re-read after: see hidEmpty(). Acquire pairs with the release
+        // store that ends a removal's hiding in removeAt().
+        val h = HIDINGS.getAcquire(this) as Int
         val b = BOTTOM.getAcquire(this) as Long // pairs with setRelease of bottom in push()
-        if (t >= b) return StealResult.EMPTY
+        if (t >= b) return if (hidEmpty(h)) StealResult.RETRY else StealResult.EMPTY
         val a = array // volatile read after the acquire above: at least the array that holds slot t
         val task = a[slot(a, t)]
         // A stale slot read is harmless: if the slot was reused, top has moved and the CAS fails.
         if (!TOP.compareAndSet(this, t, t + 1)) return StealResult.RETRY
         return StealResult.success(task!!)
     }
+
+    /**
+     * For [steal], which read `hidings` as [before] and then `bottom` at or below `top`: whether
+     * that `bottom` may have been lowered by a removal in progress, so the deque may hold tasks
+     * after all. The removal's odd store precedes its release store of the lowered `bottom`, so
+     * a thief that acquired the lowered value reads an odd count or a later one here. If both
+     * reads give the same even count, the first of them already saw the release store that
+     * ended every hiding up to then, which follows the restoring store of `bottom`, and the
+     * `bottom` read after it cannot have returned a lowered value.
+     */
+    private fun hidEmpty(before: Int): Boolean =
+        before and 1 != 0 || HIDINGS.getAcquire(this) as Int != before // pairs with removeAt()'s stores
 
     /**
      * Owner only. Takes the oldest task: for fairness within the owner's own deque (so a task at
@@ -238,6 +263,19 @@ internal class WorkDeque(
     }
 
     private fun removeAt(a: Array<Runnable?>, i: Long, b: Long): Removal {
+        val h = HIDINGS.get(this) as Int // plain: only the owner writes it
+        // Odd before the lowering store below, whose release publishes it to a thief that
+        // acquires the lowered bottom (hidEmpty()).
+        HIDINGS.setOpaque(this, h + 1)
+        val removal = hideAndRemove(a, i, b)
+        // Even again after the store that restored bottom (release: a thief that acquires this
+        // count cannot then read the lowered bottom; pairs with the acquires in steal()).
+        HIDINGS.setRelease(this, h + 2)
+        return removal
+    }
+
+    /** [removeAt] between the two stores of `hidings`. */
+    private fun hideAndRemove(a: Array<Runnable?>, i: Long, b: Long): Removal {
         BOTTOM.setRelease(this, i) // hide [i, b) from thieves; release as in pop()
         // Store-load barrier, as in pop(): pairs with the fullFence in steal().
         VarHandle.fullFence()
@@ -313,6 +351,7 @@ internal class WorkDeque(
 
         val TOP: VarHandle = fieldHandle(WorkDeque::class.java, "top", Long::class.javaPrimitiveType!!)
         val BOTTOM: VarHandle = fieldHandle(WorkDeque::class.java, "bottom", Long::class.javaPrimitiveType!!)
+        val HIDINGS: VarHandle = fieldHandle(WorkDeque::class.java, "hidings", Int::class.javaPrimitiveType!!)
 
         fun slot(a: Array<Runnable?>, index: Long): Int = (index and (a.size - 1).toLong()).toInt()
     }

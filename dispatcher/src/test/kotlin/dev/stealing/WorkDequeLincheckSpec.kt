@@ -75,6 +75,27 @@ class WorkDequeLincheckSpec : FunSpec({
             .check(WorkDequeLincheckModel::class)
     }
 
+    test("model checking: a thief never answers empty while a removal hides newer tasks") {
+        // The interleaving the stress test once found beside two busy CPUs: tryRemove of the
+        // oldest task lowers bottom to it, hiding the newer task from a concurrent thief, which
+        // then read top == bottom and answered empty although a task stayed queued throughout.
+        ModelCheckingOptions()
+            .iterations(0) // only the scenario below
+            .invocationsPerIteration(5_000)
+            .addCustomScenario {
+                initial {
+                    actor(WorkDequeLincheckModel::push, 0)
+                    actor(WorkDequeLincheckModel::push, 3)
+                }
+                parallel {
+                    thread { actor(WorkDequeLincheckModel::tryRemove, 0) }
+                    thread { actor(WorkDequeLincheckModel::steal) }
+                }
+            }
+            .sequentialSpecification(SequentialDeque::class.java)
+            .check(WorkDequeLincheckModel::class)
+    }
+
     test("stress: owner push/pop/pollOldest/tryRemove/popIfNewest against two thieves") {
         StressOptions()
             .threads(3)
