@@ -89,7 +89,8 @@ internal fun WorkStealingPool.stop(): List<Runnable> {
             while (true) {
                 val r = queue.steal()
                 val task = r.taskOrNull
-                if (task != null) unstarted += task else if (r.isEmpty) break
+                // Retry: a lost race, or the owner (still running) mid-removal; it is brief.
+                if (task != null) unstarted += task else if (r.isEmpty) break else Thread.onSpinWait()
             }
         }
         w.interrupt()

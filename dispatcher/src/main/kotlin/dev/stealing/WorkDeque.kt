@@ -167,7 +167,8 @@ internal class WorkDeque(
 
     /**
      * Any thread. Takes the oldest task. [StealResult.RETRY] means a concurrent pop/steal won
-     * the race, so the deque may still hold tasks: never read it as empty.
+     * the race, or a concurrent [tryRemove] may be hiding tasks, so the deque may still hold
+     * tasks: never read it as empty.
      */
     fun steal(): StealResult {
         val t = TOP.getAcquire(this) as Long // pairs with the CAS on top by other thieves/owner
@@ -177,7 +178,9 @@ internal class WorkDeque(
         // Read before bottom, re-read after: see hidEmpty(). Acquire pairs with the release
         // store that ends a removal's hiding in removeAt().
         val h = HIDINGS.getAcquire(this) as Int
-        val b = BOTTOM.getAcquire(this) as Long // pairs with setRelease of bottom in push()
+        // Pairs with setRelease of bottom in push(), and with the lowering one in hideAndRemove()
+        // (which carries the odd count of hidings).
+        val b = BOTTOM.getAcquire(this) as Long
         if (t >= b) return if (hidEmpty(h)) StealResult.RETRY else StealResult.EMPTY
         val a = array // volatile read after the acquire above: at least the array that holds slot t
         val task = a[slot(a, t)]
@@ -263,15 +266,19 @@ internal class WorkDeque(
     }
 
     private fun removeAt(a: Array<Runnable?>, i: Long, b: Long): Removal {
+        if (i == b - 1) return hideAndRemove(a, i, b) // the newest: a pop, which hides nothing else
         val h = HIDINGS.get(this) as Int // plain: only the owner writes it
-        // Odd before the lowering store below, whose release publishes it to a thief that
-        // acquires the lowered bottom (hidEmpty()).
+        // Odd before the lowering store in hideAndRemove(), whose release publishes it to a
+        // thief that acquires the lowered bottom (hidEmpty()).
         HIDINGS.setOpaque(this, h + 1)
-        val removal = hideAndRemove(a, i, b)
-        // Even again after the store that restored bottom (release: a thief that acquires this
-        // count cannot then read the lowered bottom; pairs with the acquires in steal()).
-        HIDINGS.setRelease(this, h + 2)
-        return removal
+        try {
+            return hideAndRemove(a, i, b)
+        } finally {
+            // Even again after the store that restored bottom (release: a thief that acquires
+            // this count cannot then read the lowered bottom; pairs with the acquires in
+            // steal()). In a finally: a count left odd would make every empty steal a Retry.
+            HIDINGS.setRelease(this, h + 2)
+        }
     }
 
     /** [removeAt] between the two stores of `hidings`. */
@@ -408,7 +415,8 @@ internal value class Removal private constructor(private val value: Any?) {
 
 /**
  * Outcome of [WorkDeque.steal]: Empty, Success(task) or Retry, without allocating.
- * Retry means the thief lost a race with another taker: the deque is not known to be empty.
+ * Retry means the deque is not known to be empty: the thief lost a race with another taker, or
+ * the owner's [WorkDeque.tryRemove] had `bottom` lowered below queued tasks.
  */
 @JvmInline
 internal value class StealResult private constructor(private val value: Any?) {

@@ -526,7 +526,7 @@ internal class Worker(
     /**
      * One steal round over every other worker, plus the global queue. Returns null only when
      * every victim answered Empty or held a single task that this round leaves to its owner; a
-     * lost race (Retry) repeats the round. A victim's lone task is left to it when
+     * Retry (a lost race, or a victim's removal hiding tasks) repeats the round. A victim's lone task is left to it when
      * [skipLoneTasks] (the first round), and in later rounds while the victim is making
      * progress ([ranTasksSinceLastLook]): a worker that keeps starting new tasks will pop it
      * soon, the usual case of a coroutine hand-off (the partner resumed, then the running
@@ -588,7 +588,7 @@ internal class Worker(
      * yield queue, counting it; a stolen [ForkedTask] records this worker as its thief so that
      * a joiner can help by stealing back from here (from the deque only: a joiner must not
      * resume somebody's yielded coroutine nested in its join). Retry (a lost race on the
-     * deque) only when the yield queue had nothing to take either.
+     * deque, or a removal hiding tasks) only when the yield queue had nothing to take either.
      */
     fun stealFrom(victim: Worker, withYields: Boolean = true): StealResult {
         val result = stealFrom(victim, victim.deque)
