@@ -526,12 +526,12 @@ internal class Worker(
     /**
      * One steal round over every other worker, plus the global queue. Returns null only when
      * every victim answered Empty or held a single task that this round leaves to its owner; a
-     * Retry (a lost race, or a victim's removal hiding tasks) repeats the round. A victim's lone task is left to it when
-     * [skipLoneTasks] (the first round), and in later rounds while the victim is making
-     * progress ([ranTasksSinceLastLook]): a worker that keeps starting new tasks will pop it
-     * soon, the usual case of a coroutine hand-off (the partner resumed, then the running
-     * coroutine suspends), and stealing it would split the pair across two cores. A victim
-     * stuck in one task loses its lone task at the next round.
+     * Retry (a lost race, or a victim's removal hiding tasks) repeats the round. A victim's
+     * lone task is left to it when [skipLoneTasks] (the first round), and in later rounds
+     * while the victim is making progress ([ranTasksSinceLastLook]): a worker that keeps
+     * starting new tasks will pop it soon, the usual case of a coroutine hand-off (the partner
+     * resumed, then the running coroutine suspends), and stealing it would split the pair
+     * across two cores. A victim stuck in one task loses its lone task at the next round.
      */
     fun scanOthers(skipLoneTasks: Boolean = false): Runnable? {
         val table = pool.workers.slots
