@@ -299,10 +299,11 @@ class TimerHeapLincheckSpec : FunSpec({
             .threads(3)
             .actorsPerThread(4)
             .actorsBefore(2)
-            .iterations(5 * stressMultiplier)
-            // Real threads that wait for each other, and a costly linearizability check of 12
-            // actors: 1,000 invocations took 110 s on an idle machine, 2,000 took 195 s beside
-            // busy CPUs. The default build runs 300; the model checks above explore the races.
+            // Three real threads that spin-wait for each other on two cores: an invocation
+            // costs anything from 4 ms to 0.8 s (300 took 231 s beside two busy CPUs, 1,000 took
+            // 110 s on an idle machine). The default build runs 2 x 60; the model checks above
+            // explore the races. -Pstress runs 5 x multiplier iterations of 2,000.
+            .iterations(if (stressMultiplier > 1) 5 * stressMultiplier else 2)
             .invocationsPerIteration(if (stressMultiplier > 1) 2_000 else 60)
             .sequentialSpecification(SequentialTimerHeap::class.java)
             .check(TimerHeapLincheckModel::class)

@@ -101,7 +101,10 @@ class WorkDequeLincheckSpec : FunSpec({
             .threads(3)
             .actorsPerThread(5)
             .actorsBefore(3)
-            .iterations(15 * stressMultiplier) // real threads: beside busy CPUs they mostly wait for each other
+            // Real threads: beside busy CPUs they mostly wait for each other (4,500 invocations
+            // took 139 s beside two busy CPUs, 58 s idle). It found the hiding bug that the
+            // custom scenario above now pins, so it stays in the default build.
+            .iterations(10 * stressMultiplier)
             .invocationsPerIteration(if (stressMultiplier > 1) 2_000 else 300) // 2,000: 149 s beside two burners
             .sequentialSpecification(SequentialDeque::class.java)
             .check(WorkDequeLincheckModel::class)
