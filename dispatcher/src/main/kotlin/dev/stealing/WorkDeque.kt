@@ -101,7 +101,10 @@ internal class WorkDeque(
         // deque before every look elsewhere, so this saves a full fence each time.
         // Opaque, no pairing needed: the CASes on top in steal()/pollOldest() only raise it, and
         // coherence keeps this thread's reads of top from going backwards.
-        if (TOP.getOpaque(this) as Long >= b) return null
+        if (TOP.getOpaque(this) as Long >= b) {
+            if (clearedBelow < b) clearTaken(b)
+            return null
+        }
         val a = array
         // Only the owner writes slots, so this read needs no ordering; if the deque turns out to
         // be empty it may be null or a stale copy, and takeNewest() then fails.
@@ -216,7 +219,10 @@ internal class WorkDeque(
         while (true) {
             val t = TOP.getAcquire(this) as Long // pairs with the CAS on top by thieves
             val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
-            if (t >= b) return null
+            if (t >= b) {
+                if (clearedBelow < b) clearTaken(b)
+                return null
+            }
             val a = array
             val i = slot(a, t)
             val task = a[i] // written by this thread's push; never a stale copy while top == t
@@ -308,6 +314,33 @@ internal class WorkDeque(
         // Tasks above i, if any, were hidden while bottom was i.
         return if (b - 1 > i) Removal.MISSED_AFTER_HIDING else Removal.NONE
     }
+
+    /**
+     * Owner only, with the deque empty (`top == bottom == b`): clears the slots of the tasks
+     * taken below [b] since the last call. A thief takes a task by its CAS on `top` and leaves
+     * the slot as it was (clearing it there would race with the owner reusing the slot), so
+     * without this an idle worker's ring would keep the last tasks thieves took from it, and
+     * everything they reference, alive until the slots are reused. Safe against thieves: every
+     * index cleared is below `top`, so a thief that still reads one of these slots (a stale
+     * `top`) fails its CAS; and one that won index `i` read the slot before its CAS, which
+     * happens before this thread's read of `top` above `i`, so it read the task, not the null.
+     * Amortised O(1) per take: each index is cleared once, at most one ring's worth per call.
+     */
+    private fun clearTaken(b: Long) {
+        val a = array
+        var i = maxOf(clearedBelow, b - a.size)
+        while (i < b) {
+            a[slot(a, i)] = null // plain: only the owner writes slots; no thief can win index i < top
+            i++
+        }
+        clearedBelow = b
+    }
+
+    /** Owner only. Every slot below this index has been cleared ([clearTaken]) or was cleared by the owner's take. */
+    private var clearedBelow: Long = 0
+
+    /** Tests: the ring slots that still hold a reference, queued or not. */
+    fun heldReferences(): Int = array.count { it != null }
 
     /** Any thread. Number of queued tasks; a racy estimate when read by other threads. */
     fun size(): Int {

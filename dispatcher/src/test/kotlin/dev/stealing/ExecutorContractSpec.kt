@@ -3,6 +3,7 @@ package dev.stealing
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.ints.shouldBeLessThanOrEqual
 import io.kotest.matchers.longs.shouldBeGreaterThanOrEqual
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
@@ -15,6 +16,7 @@ import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import java.io.IOException
+import java.lang.ref.WeakReference
 import java.time.Duration
 import java.util.concurrent.Callable
 import java.util.concurrent.CancellationException
@@ -905,6 +907,40 @@ class ExecutorContractSpec : FunSpec({
                 gate.countDown()
             }
             f.get(10, SECONDS) shouldBe 1
+        }
+    }
+
+    test("once idle, the pool keeps no reference to the tasks it ran, stolen ones included") {
+        // A thief leaves its victim's ring slot as it was, and only the owner may clear it.
+        // Here one task queues 1,000 on its worker's deque and waits until they have all run,
+        // so the other worker steals every one of them. Before the owner cleared its ring on
+        // finding it empty, all 1,000 (and whatever they captured) stayed reachable.
+        StealingDispatcher(2, "no-retention").use { d ->
+            val count = 1_000
+            val ran = CountDownLatch(count)
+            val payloads = ArrayList<WeakReference<Any>>(count)
+            val done = CountDownLatch(1)
+            d.executor.execute {
+                repeat(count) {
+                    val payload = ByteArray(16)
+                    payloads += WeakReference(payload)
+                    d.executor.execute { if (payload.size == 16) ran.countDown() }
+                }
+                ran.await(30, SECONDS)
+                done.countDown()
+            }
+            done.await(30, SECONDS) shouldBe true
+            ran.count shouldBe 0L
+            // Allowance: the last task each worker ran may still sit in a dead local of its frame.
+            val deadline = System.nanoTime() + SECONDS.toNanos(20)
+            var alive: Int
+            while (true) {
+                System.gc()
+                alive = payloads.count { it.get() != null }
+                if (alive <= 2 || System.nanoTime() > deadline) break
+                Thread.sleep(50) // polling the collector, not synchronising with the pool
+            }
+            withClue("payloads still reachable after the pool went idle") { alive shouldBeLessThanOrEqual 2 }
         }
     }
 })

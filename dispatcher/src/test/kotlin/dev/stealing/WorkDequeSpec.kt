@@ -23,6 +23,29 @@ class WorkDequeSpec : FunSpec({
         d.steal().isEmpty shouldBe true
     }
 
+    test("once its deque is empty the owner drops the references to tasks thieves took") {
+        // A thief leaves its slot as it was; an idle worker's ring must not keep the last
+        // stolen tasks (and all they reference) alive until the slots are reused.
+        for (ownerTake in listOf("pop", "pollOldest")) {
+            val d = WorkDeque(16)
+            d.push(IdTask(-1)) // binds the deque to this thread
+            d.pop()!!
+            repeat(40) { d.push(IdTask(it)) } // grows the ring; 30 stolen, 10 taken by the owner
+            thread { repeat(30) { d.steal().taskOrNull shouldNotBe null } }.join()
+            repeat(10) { (if (ownerTake == "pop") d.pop() else d.pollOldest()) shouldNotBe null }
+            (if (ownerTake == "pop") d.pop() else d.pollOldest()) shouldBe null
+            d.heldReferences() shouldBe 0
+            // and again after a wrap-around of the grown ring
+            repeat(100) { round ->
+                repeat(3) { d.push(IdTask(round)) }
+                thread { repeat(2) { d.steal().taskOrNull shouldNotBe null } }.join()
+                d.pop() shouldNotBe null
+                d.pop() shouldBe null
+                d.heldReferences() shouldBe 0
+            }
+        }
+    }
+
     test("the ring grows and keeps order") {
         val d = WorkDeque(2)
         val t = Array(100) { IdTask(it) }
