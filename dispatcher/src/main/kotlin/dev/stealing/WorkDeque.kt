@@ -316,17 +316,31 @@ internal class WorkDeque(
     }
 
     /**
-     * Owner only, with the deque empty (`top == bottom == b`): clears the slots of the tasks
-     * taken below [b] since the last call. A thief takes a task by its CAS on `top` and leaves
-     * the slot as it was (clearing it there would race with the owner reusing the slot), so
-     * without this an idle worker's ring would keep the last tasks thieves took from it, and
-     * everything they reference, alive until the slots are reused. Safe against thieves: every
-     * index cleared is below `top`, so a thief that still reads one of these slots (a stale
-     * `top`) fails its CAS; and one that won index `i` read the slot before its CAS, which
-     * happens before this thread's read of `top` above `i`, so it read the task, not the null.
+     * Owner only. If the deque is empty, clears the slots of the tasks taken since the last
+     * clearing ([clearTaken]); for a worker about to go idle, which may have last seen its
+     * deque empty on a path that does not clear (a lost race for the last task).
+     */
+    fun clearTakenIfEmpty() {
+        assertOwner()
+        val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
+        if (clearedBelow < b && TOP.getAcquire(this) as Long >= b) clearTaken(b) // acquire: see clearTaken()
+    }
+
+    /**
+     * Owner only, with the deque empty (`top == bottom == b`, just read): clears the slots of
+     * the tasks taken below [b] since the last call. A thief takes a task by its CAS on `top`
+     * and leaves the slot as it was (clearing it there would race with the owner reusing the
+     * slot), so without this an idle worker's ring would keep the last tasks thieves took from
+     * it, and everything they reference, alive until the slots are reused. Safe against
+     * thieves: every index cleared is below `top`, so a thief that still reads one of these
+     * slots (a stale `top`) fails its CAS; and one that won index `i` read the slot before its
+     * CAS, which is in the chain of CASes that produced the `top` this thread read. The acquire
+     * fence below makes that read an acquire (pop()'s empty check reads `top` opaque), so the
+     * thief's read of the slot happens before the null is written: it read the task.
      * Amortised O(1) per take: each index is cleared once, at most one ring's worth per call.
      */
     private fun clearTaken(b: Long) {
+        VarHandle.acquireFence() // pairs with the thieves' CASes on top, through the caller's read of top
         val a = array
         var i = maxOf(clearedBelow, b - a.size)
         while (i < b) {

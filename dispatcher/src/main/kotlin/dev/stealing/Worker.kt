@@ -355,6 +355,7 @@ internal class Worker(
             // Only with an empty deque: nobody re-scans for a surplus worker, and a retired one's
             // slot may be reused, so what it left queued would be stranded.
             if (isExtra && !hasQueuedTasks() && pool.idle.tryPushSurplus(idleNode)) {
+                releaseTaken() // its queues are empty; only it writes their slots
                 if (pool.isShutdown()) pool.tryQuiesce() // it may be the last worker to go idle
                 if (!awaitWakeUp()) return null
                 continue
@@ -620,11 +621,21 @@ internal class Worker(
     }
 
     /**
+     * Before going idle: drops the references the own queues still hold to tasks thieves took
+     * ([WorkDeque.clearTakenIfEmpty]), so an idle worker keeps no finished task alive.
+     */
+    private fun releaseTaken() {
+        deque.clearTakenIfEmpty()
+        yields.clearTakenIfEmpty()
+    }
+
+    /**
      * Goes idle: push on the idle stack, re-scan, park until woken. Returns false when the pool
      * is stopping or this worker retired, and it should exit.
      */
     private fun parkIdle(): Boolean {
         if (pool.isStopping()) return false
+        releaseTaken()
         pool.idle.pushIdle(idleNode)
         // Re-scan after the fenced push (see IdleControl): any work published before a
         // producer read ctl without seeing this worker idle is visible here.

@@ -46,6 +46,19 @@ class WorkDequeSpec : FunSpec({
         }
     }
 
+    test("clearTakenIfEmpty drops stolen tasks after the owner lost the race for the last one") {
+        val d = WorkDeque(8, owner = Thread.currentThread())
+        repeat(5) { d.push(IdTask(it)) }
+        thread { repeat(5) { d.steal().taskOrNull shouldNotBe null } }.join()
+        d.heldReferences() shouldBe 5
+        d.clearTakenIfEmpty()
+        d.heldReferences() shouldBe 0
+        d.push(IdTask(9))
+        d.clearTakenIfEmpty() // not empty: a queued task is never cleared
+        d.heldReferences() shouldBe 1
+        (d.pop() as IdTask).id shouldBe 9
+    }
+
     test("the ring grows and keeps order") {
         val d = WorkDeque(2)
         val t = Array(100) { IdTask(it) }
