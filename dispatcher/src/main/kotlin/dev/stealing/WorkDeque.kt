@@ -26,6 +26,9 @@ import java.lang.invoke.VarHandle
  *   [tryRemove] or [pollOldest] (the CAS on `top` decides every contested slot).
  * - The array only grows; a grown array is published before the `bottom` store that makes a
  *   slot in it visible, so a thief that acquires `bottom` reads an array that holds its slot.
+ * - Only the owner writes slots. It clears a slot it takes; the slots of tasks thieves took are
+ *   cleared by the owner once it finds the deque empty ([clearTakenIfEmpty]), so an idle
+ *   worker's ring keeps no finished task alive.
  *
  * [tryRemove] generalises pop to any position: it hides the suffix `[i, bottom)` from thieves by
  * lowering `bottom` to `i`, fences, and then owns the suffix if `top < i`, races for it with a
