@@ -102,8 +102,9 @@ internal class WorkDeque(
         // bottom (which only this thread moves) proves the deque empty now, however stale the
         // read. A stale lower value just takes the full path. The worker loop pops an empty
         // deque before every look elsewhere, so this saves a full fence each time.
-        // Opaque, no pairing needed: the CASes on top in steal()/pollOldest() only raise it, and
-        // coherence keeps this thread's reads of top from going backwards.
+        // Opaque, no pairing needed for the emptiness test: the CASes on top in
+        // steal()/pollOldest() only raise it, and coherence keeps this thread's reads of top from
+        // going backwards. clearTaken() adds the acquire it needs (its fence).
         if (TOP.getOpaque(this) as Long >= b) {
             if (clearedBelow < b) clearTaken(b)
             return null

@@ -932,15 +932,9 @@ class ExecutorContractSpec : FunSpec({
             done.await(30, SECONDS) shouldBe true
             ran.count shouldBe 0L
             // Allowance: the last task each worker ran may still sit in a dead local of its frame.
-            val deadline = System.nanoTime() + SECONDS.toNanos(20)
-            var alive: Int
-            while (true) {
-                System.gc()
-                alive = payloads.count { it.get() != null }
-                if (alive <= 2 || System.nanoTime() > deadline) break
-                Thread.sleep(50) // polling the collector, not synchronising with the pool
-            }
-            withClue("payloads still reachable after the pool went idle") { alive shouldBeLessThanOrEqual 2 }
+            fun alive() = payloads.count { it.get() != null }
+            eventually(20_000) { System.gc(); alive() <= 2 } // polls the collector, not the pool
+            withClue("payloads still reachable after the pool went idle") { alive() shouldBeLessThanOrEqual 2 }
         }
     }
 })

@@ -8,7 +8,8 @@ import org.jetbrains.lincheck.datastructures.Param
 import org.jetbrains.lincheck.datastructures.StressOptions
 
 /**
- * The deque under Lincheck: owner operations (push, pop, pollOldest, tryRemove with [SameTask], popIfNewest, popNewestIf)
+ * The deque under Lincheck: owner operations (push, pop, pollOldest, tryRemove with [SameTask], popIfNewest, popNewestIf,
+ * clearTakenIfEmpty)
  * confined to one thread, steals from the others, an initial capacity of 2 so that growth happens
  * inside the scenarios. Linearizable against [SequentialDeque]. The deque has no explicit owner:
  * it binds to the first thread that runs an owner operation, and its owner assertion (tests run
@@ -30,6 +31,10 @@ class WorkDequeLincheckModel {
 
     @Operation(nonParallelGroup = "owner")
     fun tryRemove(@Param(name = "id") id: Int): Int? = (deque.tryRemove(tasks[id], SameTask).task as IdTask?)?.id
+
+    /** Clears the slots of taken tasks when empty: must never touch a queued task (a thief would then steal null). */
+    @Operation(nonParallelGroup = "owner")
+    fun clearTakenIfEmpty() = deque.clearTakenIfEmpty()
 
     @Operation(nonParallelGroup = "owner")
     fun popIfNewest(@Param(name = "id") id: Int): Boolean = deque.popIfNewest(tasks[id])
@@ -58,6 +63,7 @@ class SequentialDeque {
         d.removeAt(i)
         return id
     }
+    fun clearTakenIfEmpty() {}
     fun popIfNewest(id: Int): Boolean = if (d.lastOrNull() == id) { d.removeLast(); true } else false
     fun popNewestIf(id: Int): Int? = if (d.lastOrNull() == id) d.removeLast() else null
     fun steal(): Int? = d.removeFirstOrNull()
