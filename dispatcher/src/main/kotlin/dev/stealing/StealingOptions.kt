@@ -28,10 +28,12 @@ import kotlin.time.toKotlinDuration
  * @property exceptionHandler receives every exception thrown by a task submitted through the
  *   Executor path; null (default) reports to the worker thread's uncaught-exception handler.
  *   The worker survives either way. Coroutine failures follow kotlinx rules instead.
- * @property spinRounds extra steal rounds (after the first) a worker makes, with a short
- *   spin-wait before each, before it parks (default 32: tens of microseconds in all; the
- *   measured times are in docs/performance.md). Higher values trade idle CPU for wake-up
- *   latency; 0 parks right after one round.
+ * @property spinRounds how long a worker that has run out of work keeps looking before it
+ *   parks, in units of 64 spin-waits: after one steal round it spins for `spinRounds x 64`
+ *   spin-waits with steal rounds in between, further apart as the search goes on (64, 128,
+ *   256, then every 512 spin-waits). Default 32: about 50 microseconds (measured times in
+ *   docs/performance.md). Higher values trade idle CPU for wake-up latency; 0 parks right
+ *   after one round.
  * @property globalCheckInterval every this many tasks a worker looks at the global queue and at
  *   the oldest task of its own deque or of its yield queue first, so none of them starves (default 61).
  * @property initialDequeCapacity initial ring size of each worker's deque; a power of two in

@@ -25,8 +25,9 @@ package dev.stealing
  *    worker and takes half of its deque at once ([stealHalf]);
  * 5. it becomes a *searcher* and steals from the other workers, visiting them from a random
  *    start with an odd stride over a power-of-two table (every worker once per round): one
- *    round that leaves a victim's lone task to its owner, then [StealingOptions.spinRounds]
- *    more that leave it only while the victim keeps starting tasks, with spin-waits in between;
+ *    round that leaves a victim's lone task to its owner, then more that leave it only while
+ *    the victim keeps starting tasks, for [StealingOptions.spinRounds] x 64 spin-waits, the
+ *    rounds further apart as the search goes on (64, 128, 256, then 512 spin-waits);
  * 6. it parks through [IdleControl] (push idle, fence, re-scan, park), which owns its
  *    [idleNode] (park state, block state, searching flag); a core worker with pending timers
  *    parks no longer than until its earliest deadline.
@@ -395,12 +396,21 @@ internal class Worker(
             // count only spares producers a wake-up; parking does not depend on it.)
             scanOthers(skipLoneTasks = spinRounds > 0)?.let { return it }
             pool.idle.beginSearch(idleNode)
-            for (round in 1..spinRounds) {
-                repeat(SPIN_WAITS_PER_ROUND) { onSpinWait() }
+            // The search lasts spinRounds x SPIN_WAITS_PER_ROUND spin-waits, and the wait before each
+            // round doubles, up to MAX_SPIN_WAITS_PER_ROUND: each probe reads lines that busy
+            // victims write at every push, pop and task, so probing every 64 spin-waits slowed
+            // a coroutine hand-off on another worker (docs/performance.md, "The searcher's probes").
+            var spinWaitsLeft = spinRounds.toLong() * SPIN_WAITS_PER_ROUND
+            var waits = SPIN_WAITS_PER_ROUND
+            while (spinWaitsLeft > 0) {
+                val n = minOf(waits.toLong(), spinWaitsLeft)
+                for (k in 0 until n) onSpinWait()
+                spinWaitsLeft -= n
                 scanOthers()?.let { return it }
                 if (keyed != null) pollKeyed(keyed)?.let { return it }
                 pollDueTimers()?.let { return it } // a stream of timers from outside comes due while it searches
                 takeOthersDueTimers()?.let { return it }
+                waits = minOf(waits * 2, MAX_SPIN_WAITS_PER_ROUND)
             }
             if (!parkIdle()) return null
         }
@@ -534,7 +544,7 @@ internal class Worker(
      * resumed, then the running coroutine suspends), and stealing it would split the pair
      * across two cores. A victim stuck in one task loses its lone task at the next round.
      */
-    fun scanOthers(skipLoneTasks: Boolean = false): Runnable? {
+    private fun scanOthers(skipLoneTasks: Boolean = false): Runnable? {
         val table = pool.workers.slots
         val mask = table.length() - 1
         while (true) {
@@ -696,8 +706,11 @@ internal class Worker(
         /** Tasks taken from the global queue in one claim. */
         const val GLOBAL_BATCH = 32
 
-        /** Spin-waits between two steal rounds of a searching worker (a few microseconds). */
+        /** Spin-waits before a search's first round (about 1.6 us), and the unit of [StealingOptions.spinRounds]. */
         const val SPIN_WAITS_PER_ROUND = 64
+
+        /** Most spin-waits between two rounds of a search (the wait doubles from [SPIN_WAITS_PER_ROUND]). */
+        const val MAX_SPIN_WAITS_PER_ROUND = 512
 
         /** Due timers taken from a heap at once. */
         const val TIMER_BATCH = 32
