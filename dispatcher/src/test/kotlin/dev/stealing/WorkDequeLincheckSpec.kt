@@ -9,8 +9,8 @@ import org.jetbrains.lincheck.datastructures.StressOptions
 
 /**
  * The deque under Lincheck: owner operations (push, pop, pollOldest, tryRemove with [SameTask],
- * popIfNewest, popNewestIf, clearTakenIfEmpty) confined to one thread, steals from the others, an initial capacity of 2 so that growth happens
- * inside the scenarios. Linearizable against [SequentialDeque]. The deque has no explicit owner:
+ * popIfNewest, popNewestIf, clearTakenIfEmpty) confined to one thread, steals from the others,
+ * an initial capacity of 2 so that growth happens inside the scenarios. Linearizable against [SequentialDeque]. The deque has no explicit owner:
  * it binds to the first thread that runs an owner operation, and its owner assertion (tests run
  * with `-ea`) would turn an owner operation on any other thread into a failed scenario.
  */
