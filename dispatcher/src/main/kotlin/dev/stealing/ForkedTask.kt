@@ -48,10 +48,16 @@ import java.util.concurrent.TimeoutException
 public class ForkedTask<T> internal constructor(callable: Callable<T>) : RunnableFuture<T> {
     /**
      * The callable, until claimed (null) or dropped by [cancel] ([DISCARDED]); an
-     * [InterruptibleCall] stays (it holds its own claim). Typed and volatile, so the fork path
-     * reads it without an interface type check; changed only by CAS ([CALLABLE]).
+     * [InterruptibleCall] stays (it holds its own claim). Typed, so the fork path reads it
+     * without an interface type check; changed only by CAS ([CALLABLE]).
+     *
+     * Not volatile: a volatile store in the constructor costs a full fence on every fork
+     * (docs/performance.md, "Fork/join"). The plain store reaches other threads with the task
+     * itself, through the release/acquire of the queue that hands the task over (`bottom` of a
+     * deque, a slot's sequence in the global queue). A plain read that is stale after a CAS
+     * still returns the old callable, so the claim or cancel CAS that follows it fails.
      */
-    @Volatile private var callable: Callable<*>? = callable
+    private var callable: Callable<*>? = callable
 
     /**
      * [NOT_DONE] or [WAITING] until completion; then the value ([NULL_VALUE] for null) or a
