@@ -55,8 +55,8 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
      * (docs/performance.md, "Fork/join"). The plain store reaches other threads with the task
      * itself, through the release/acquire of the queue that hands the task over (`bottom` of a
      * deque, a slot's sequence in the global queue) or the caller's own publication of the
-     * returned task, as [result]'s first value does. A plain read that misses another thread's CAS
-     * still returns the old callable, so the claim or cancel CAS that follows it fails.
+     * returned task, as [result]'s first value does. A plain read that misses another thread's
+     * CAS still returns the old callable, so the claim or cancel CAS that follows it fails.
      */
     private var callable: Callable<*>? = callable
 
