@@ -57,6 +57,12 @@ internal class IdleControl(
     val liveCount: Int get() = Ctl.live(ctl())
 
     /**
+     * Whether more than `parallelism` workers are active: an active extra worker is then
+     * surplus (the condition [tryPushSurplus] checks in its CAS). A hint: it may be stale at once.
+     */
+    fun hasSurplus(): Boolean = Ctl.active(ctl()) > parallelism
+
+    /**
      * Wakes one idle worker or starts a new one, unless a worker is already searching or
      * `parallelism` workers are active. Callers make their publication visible first (see
      * class comment).

@@ -155,17 +155,16 @@ internal class WorkStealingPool(
     }
 
     /**
-     * The `yield()` path. On a core worker of this pool: [task] goes to the back of the
-     * worker's yield queue ([Worker.yields]), which the worker serves after its deque, the
-     * global and fair queues and its keyed work (and at least every other periodic look), so
-     * every task it can see runs first; other workers steal from it as from a deque. From an
-     * extra worker (which must be free to go idle when it is surplus, so it keeps no yield
-     * queue) or any other thread: the back of the global queue, or, once intake is closed,
-     * a worker's own deque (its continuations still run until the pool stops).
+     * The `yield()` path. On a worker of this pool: [task] goes to the back of the worker's
+     * yield queue ([Worker.yields]), which the worker serves after its deque, the global and
+     * fair queues and its keyed work (and at least every other periodic look), so every task it
+     * can see runs first; other workers steal from it as from a deque. An extra worker hands
+     * its yield queue to the global queue once it is surplus, so it can still go idle
+     * ([Worker.findTask]). From any other thread: the back of the global queue.
      */
     fun executeYield(task: Runnable): Boolean {
         val w = currentWorker()
-        if (w != null && !w.isExtra) {
+        if (w != null) {
             if (isStopping()) return reject()
             w.yields.push(task)
             signalAfterPublish()
@@ -175,7 +174,6 @@ internal class WorkStealingPool(
             signalAfterGlobalOffer()
             return true
         }
-        if (w != null) return pushLocal(w, task)
         return reject()
     }
 

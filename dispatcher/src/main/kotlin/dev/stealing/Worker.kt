@@ -349,11 +349,33 @@ internal class Worker(
         return first
     }
 
+    /**
+     * Owner only, an extra worker that is surplus: moves its yielded coroutines, oldest first,
+     * to the global queue, so that it can go idle (an idle extra worker is not re-scanned) and
+     * the workers that stay serve them. While it is needed, an extra worker keeps its own
+     * yield queue like a core worker: it may be running in place of one for a long time (an
+     * extra that went idle last is the first an ordinary wake-up pops). Once intake is closed
+     * the global queue refuses them, and they stay here, to be run by this worker.
+     */
+    private fun handOverYields() {
+        var handed = false
+        while (true) {
+            val task = yields.pollOldest() ?: break
+            if (!pool.global.offer(task)) {
+                yields.push(task)
+                break
+            }
+            handed = true
+        }
+        if (handed) pool.signalAfterGlobalOffer()
+    }
+
     /** The next task to run, or null when the worker should exit (shutdown). */
     private fun findTask(): Runnable? {
         while (true) {
             if (pool.isStopping()) return null
-            // Only with an empty deque: nobody re-scans for a surplus worker, and a retired one's
+            if (isExtra && !yields.isEmpty() && pool.idle.hasSurplus()) handOverYields()
+            // Only with empty queues: nobody re-scans for a surplus worker, and a retired one's
             // slot may be reused, so what it left queued would be stranded.
             if (isExtra && !hasQueuedTasks() && pool.idle.tryPushSurplus(idleNode)) {
                 releaseTaken() // its queues are empty; only it writes their slots
