@@ -57,8 +57,8 @@ internal class IdleControl(
     val liveCount: Int get() = Ctl.live(ctl())
 
     /**
-     * Whether more than `parallelism` workers are active: an active extra worker is then
-     * surplus (the condition [tryPushSurplus] checks in its CAS). A hint: it may be stale at once.
+     * Whether more than `parallelism` workers are active: an extra worker counted as active is
+     * then surplus (what [tryPushSurplus] checks in its CAS). A hint: it may be stale at once.
      */
     fun hasSurplus(): Boolean = Ctl.active(ctl()) > parallelism
 

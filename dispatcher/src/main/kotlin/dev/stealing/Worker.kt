@@ -50,8 +50,9 @@ internal class Worker(
 
     /**
      * Coroutines that called `yield()` on this worker, oldest first: the owner pushes
-     * ([WorkStealingPool.executeYield]) and takes the oldest ([WorkDeque.pollOldest]); thieves
-     * steal the oldest, as from [deque]. A yield stays on its worker, with its caches, and does
+     * ([WorkStealingPool.executeYield], and the half it takes from a longer yield queue in
+     * [stealHalf]) and takes the oldest ([WorkDeque.pollOldest]); thieves steal the oldest, as
+     * from [deque]. An extra worker hands it to the global queue when surplus ([handOverYields]). A yield stays on its worker, with its caches, and does
      * not go through the global queue that every worker shares.
      */
     @JvmField val yields = WorkDeque(pool.options.initialDequeCapacity, owner = this)
@@ -300,7 +301,8 @@ internal class Worker(
         if (yields.isEmpty()) return null // nothing yielded here: stealing is scanOthers()'s job
         if (++yieldTick >= yields.size()) {
             yieldTick = 0
-            (stealHalf(yielded = true) ?: stealHalf(yielded = false))?.let { return it }
+            // Not half of a deque onto an extra's deque: see findTask.
+            (stealHalf(yielded = true) ?: if (isExtra) null else stealHalf(yielded = false))?.let { return it }
         }
         val task = yields.pollOldest()
         if (task != null) localPops++
@@ -350,31 +352,44 @@ internal class Worker(
     }
 
     /**
-     * Owner only, an extra worker that is surplus: moves its yielded coroutines, oldest first,
-     * to the global queue, so that it can go idle (an idle extra worker is not re-scanned) and
-     * the workers that stay serve them. While it is needed, an extra worker keeps its own
-     * yield queue like a core worker: it may be running in place of one for a long time (an
-     * extra that went idle last is the first an ordinary wake-up pops). Once intake is closed
-     * the global queue refuses them, and they stay here, to be run by this worker.
+     * Owner only, an extra worker that is surplus, before shutdown: moves its yielded
+     * coroutines, oldest first, to the global queue, so that it can go idle (an idle extra
+     * worker is not re-scanned) and the workers that stay serve them. While it is needed, an
+     * extra worker keeps its own yield queue like a core worker: it may be running in place of
+     * one for a long time (an extra that went idle last is the first an ordinary wake-up pops).
+     *
+     * After shutdown the global queue refuses offers, so the caller does not hand over then and
+     * the extra runs its yielded coroutines itself. If shutdown closes the queue during the
+     * hand-over, the refused task (the oldest left) is returned, to be run now: pushed back, it
+     * would go to the newest end, and a hand-over before every task would keep moving the
+     * oldest coroutine to the back, so it would never run. Once the pool is stopping it is
+     * pushed back instead, and rejected when this worker exits.
      */
-    private fun handOverYields() {
+    private fun handOverYields(): Runnable? {
         var handed = false
+        var refused: Runnable? = null
         while (true) {
             val task = yields.pollOldest() ?: break
             if (!pool.global.offer(task)) {
-                yields.push(task)
+                if (pool.isStopping()) yields.push(task) else refused = task
                 break
             }
             handed = true
         }
         if (handed) pool.signalAfterGlobalOffer()
+        return refused
     }
 
     /** The next task to run, or null when the worker should exit (shutdown). */
     private fun findTask(): Runnable? {
         while (true) {
             if (pool.isStopping()) return null
-            if (isExtra && !yields.isEmpty() && pool.idle.hasSurplus()) handOverYields()
+            if (isExtra && !yields.isEmpty() && !pool.isShutdown() && pool.idle.hasSurplus()) {
+                handOverYields()?.let {
+                    localPops++
+                    return it
+                }
+            }
             // Only with empty queues: nobody re-scans for a surplus worker, and a retired one's
             // slot may be reused, so what it left queued would be stranded.
             if (isExtra && !hasQueuedTasks() && pool.idle.tryPushSurplus(idleNode)) {

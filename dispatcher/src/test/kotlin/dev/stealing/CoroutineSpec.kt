@@ -1,6 +1,7 @@
 package dev.stealing
 
 import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly
 import io.kotest.matchers.shouldBe
@@ -241,7 +242,7 @@ class CoroutineSpec : FunSpec({
     test("an extra worker running in place of a blocked one yields to its own yield queue, not the global queue") {
         // An extra thread can stand in for a core worker for a long time (an extra that went
         // idle last is the first an ordinary wake-up pops); its yields then went through the
-        // global queue, which made a yield storm 1.5-5 x slower.
+        // global queue, which made a yield storm 2-6 x slower.
         StealingDispatcher(2, "yield-extra-local", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
             val scope = CoroutineScope(d)
             val blockedIn = CountDownLatch(2)
@@ -266,6 +267,51 @@ class CoroutineSpec : FunSpec({
                 (viaGlobal < 100) shouldBe true // one for the launch; 2,000 before the change
             } finally {
                 gate.countDown()
+            }
+        }
+    }
+
+    test("after shutdown, a surplus extra worker still runs every coroutine in its yield queue") {
+        // The global queue refuses offers after shutdown: a hand-over that put the refused
+        // coroutine back at the newest end, before every task, left the oldest one behind for
+        // ever (found in review). The core worker comes back busy with one long task, so the
+        // extra stays surplus while it loops over its yield queue.
+        StealingDispatcher(1, "yield-extra-shutdown", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
+            val scope = CoroutineScope(d)
+            val stop = AtomicBoolean()
+            val blockedIn = CountDownLatch(1)
+            val gate = CountDownLatch(1)
+            val onExtra = CountDownLatch(2)
+            val steps = List(2) { AtomicInteger() }
+            try {
+                scope.launch {
+                    blocking { blockedIn.countDown(); gate.await(20, TimeUnit.SECONDS) }
+                    while (!stop.get()) Thread.onSpinWait() // back, and busy: the extra is surplus
+                }
+                blockedIn.await(10, TimeUnit.SECONDS) shouldBe true
+                steps.forEach { step ->
+                    scope.launch { // the core worker is blocked: these run on an extra thread
+                        var counted = false
+                        while (!stop.get()) {
+                            if (!counted && (Thread.currentThread() as Worker).isExtra) {
+                                onExtra.countDown()
+                                counted = true
+                            }
+                            step.incrementAndGet()
+                            yield()
+                        }
+                    }
+                }
+                onExtra.await(10, TimeUnit.SECONDS) shouldBe true
+                d.executor.shutdown() // intake closes; running coroutines go on
+                gate.countDown()
+                val atRelease = steps.map { it.get() }
+                steps.forEachIndexed { i, step ->
+                    withClue("loop $i keeps running") { eventually(10_000) { step.get() > atRelease[i] + 1_000 } shouldBe true }
+                }
+            } finally {
+                gate.countDown()
+                stop.set(true)
             }
         }
     }
