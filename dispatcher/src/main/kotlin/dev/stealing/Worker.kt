@@ -52,8 +52,9 @@ internal class Worker(
      * Coroutines that called `yield()` on this worker, oldest first: the owner pushes
      * ([WorkStealingPool.executeYield], and the half it takes from a longer yield queue in
      * [stealHalf]) and takes the oldest ([WorkDeque.pollOldest]); thieves steal the oldest, as
-     * from [deque]. An extra worker hands it to the global queue when surplus ([handOverYields]). A yield stays on its worker, with its caches, and does
-     * not go through the global queue that every worker shares.
+     * from [deque]. An extra worker hands it to the global queue when surplus
+     * ([handOverYields]). A yield stays on its worker, with its caches, and does not go through
+     * the global queue that every worker shares.
      */
     @JvmField val yields = WorkDeque(pool.options.initialDequeCapacity, owner = this)
 
