@@ -245,13 +245,11 @@ class CoroutineSpec : FunSpec({
         // global queue, which made a yield storm 2-6 x slower.
         StealingDispatcher(2, "yield-extra-local", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
             val scope = CoroutineScope(d)
-            val blockedIn = CountDownLatch(2)
             val gate = CountDownLatch(1)
             val looped = CountDownLatch(1)
             val yieldsOnCore = AtomicInteger()
             try {
-                repeat(2) { scope.launch { blocking { blockedIn.countDown(); gate.await(20, TimeUnit.SECONDS) } } }
-                blockedIn.await(10, TimeUnit.SECONDS) shouldBe true
+                blockWorkers(scope, 2, gate)
                 val globalBefore = d.stats().globalPops
                 scope.launch { // both core workers are blocked: this runs on extra threads
                     repeat(2_000) {
@@ -279,16 +277,13 @@ class CoroutineSpec : FunSpec({
         StealingDispatcher(1, "yield-extra-shutdown", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
             val scope = CoroutineScope(d)
             val stop = AtomicBoolean()
-            val blockedIn = CountDownLatch(1)
             val gate = CountDownLatch(1)
             val onExtra = CountDownLatch(2)
             val steps = List(2) { AtomicInteger() }
             try {
-                scope.launch {
-                    blocking { blockedIn.countDown(); gate.await(20, TimeUnit.SECONDS) }
+                blockWorkers(scope, 1, gate) {
                     while (!stop.get()) Thread.onSpinWait() // back, and busy: the extra is surplus
                 }
-                blockedIn.await(10, TimeUnit.SECONDS) shouldBe true
                 steps.forEach { step ->
                     scope.launch { // the core worker is blocked: these run on an extra thread
                         var counted = false
@@ -320,7 +315,6 @@ class CoroutineSpec : FunSpec({
         StealingDispatcher(2, "yield-extra", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
             val scope = CoroutineScope(d)
             val stop = AtomicBoolean()
-            val blockedIn = CountDownLatch(2)
             val gate = CountDownLatch(1)
             val onExtra = CountDownLatch(1)
             suspend fun loop() {
@@ -330,8 +324,7 @@ class CoroutineSpec : FunSpec({
                 }
             }
             try {
-                repeat(2) { scope.launch { blocking { blockedIn.countDown(); gate.await(20, TimeUnit.SECONDS) }; loop() } }
-                blockedIn.await(10, TimeUnit.SECONDS) shouldBe true
+                blockWorkers(scope, 2, gate) { loop() }
                 scope.launch { loop() } // both core workers are blocked: this runs on an extra thread
                 onExtra.await(10, TimeUnit.SECONDS) shouldBe true
                 gate.countDown()
@@ -447,3 +440,19 @@ class CoroutineSpec : FunSpec({
         }
     }
 })
+
+/**
+ * Blocks [workers] workers of [scope]'s pool in `blocking {}` until [gate] opens (at most 20 s),
+ * then each goes on with [after]; returns once all of them are blocked. On a pool with thread
+ * injection off and nothing else running, these are its core workers.
+ */
+private fun blockWorkers(scope: CoroutineScope, workers: Int, gate: CountDownLatch, after: suspend () -> Unit = {}) {
+    val blockedIn = CountDownLatch(workers)
+    repeat(workers) {
+        scope.launch {
+            blocking { blockedIn.countDown(); gate.await(20, TimeUnit.SECONDS) }
+            after()
+        }
+    }
+    blockedIn.await(10, TimeUnit.SECONDS) shouldBe true
+}
