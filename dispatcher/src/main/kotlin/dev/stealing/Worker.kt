@@ -377,6 +377,8 @@ internal class Worker(
             }
             handed = true
         }
+        // One signal for the lot, after the offers, as every publication ends (docs/parking.md);
+        // until then this worker, active, holds the obligation to look at the queues.
         if (handed) pool.signalAfterGlobalOffer()
         return refused
     }
@@ -385,19 +387,21 @@ internal class Worker(
     private fun findTask(): Runnable? {
         while (true) {
             if (pool.isStopping()) return null
-            if (isExtra && !yields.isEmpty() && !pool.isShutdown() && pool.idle.hasSurplus()) {
-                handOverYields()?.let {
-                    localPops++
-                    return it
+            if (isExtra) { // a core worker pays this one test
+                if (!yields.isEmpty() && !pool.isShutdown() && pool.idle.hasSurplus()) {
+                    handOverYields()?.let {
+                        localPops++
+                        return it
+                    }
                 }
-            }
-            // Only with empty queues: nobody re-scans for a surplus worker, and a retired one's
-            // slot may be reused, so what it left queued would be stranded.
-            if (isExtra && !hasQueuedTasks() && pool.idle.tryPushSurplus(idleNode)) {
-                releaseTaken() // its queues are empty; only it writes their slots
-                if (pool.isShutdown()) pool.tryQuiesce() // it may be the last worker to go idle
-                if (!awaitWakeUp()) return null
-                continue
+                // Only with empty queues: nobody re-scans for a surplus worker, and a retired
+                // one's slot may be reused, so what it left queued would be stranded.
+                if (!hasQueuedTasks() && pool.idle.tryPushSurplus(idleNode)) {
+                    releaseTaken() // its queues are empty; only it writes their slots
+                    if (pool.isShutdown()) pool.tryQuiesce() // it may be the last worker to go idle
+                    if (!awaitWakeUp()) return null
+                    continue
+                }
             }
             val keyed = keyedQueue
             if (keyed != null) {
