@@ -63,6 +63,12 @@ class ReportOutput(
 
     private fun target(metric: String, ex: String): String {
         val ours = median(metric, ex) ?: return ""
+        if (metric == "pool-spread-median" && ex == "stealing") {
+            val values = samples[metric to ex] ?: return ""
+            return "no target: slowest %.2f x fastest of %d pools; %.2f x FJP".format(
+                values.max() / values.min(), values.size, ratio(ours, median(metric, "fjp")) ?: Double.NaN,
+            )
+        }
         fun vs(peer: String, limit: Double, peerName: String): Verdict? {
             val r = ratio(ours, median(metric, peer)) ?: return null
             return Verdict(r <= limit, "<= %.2f x %s (%.2f)".format(limit, peerName, r))
@@ -113,12 +119,14 @@ class ReportOutput(
     private fun spreadLines(): List<String> {
         if (workloads.none { it.id == "pool-spread" }) return emptyList()
         val perJvm = mapOf("stealing" to Report.SPREAD_OURS, "fjp" to Report.SPREAD_FJP)
-        val parts = perJvm.mapNotNull { (ex, n) ->
-            val values = samples["pool-spread" to ex] ?: return@mapNotNull null
-            "$ex " + values.chunked(n).joinToString(" | ") { jvm -> jvm.joinToString(" ") { Report.fmt(it) } }
+        fun line(metric: String, what: String): String? {
+            val parts = perJvm.mapNotNull { (ex, n) ->
+                val values = samples[metric to ex] ?: return@mapNotNull null
+                "$ex " + values.chunked(n).joinToString(" | ") { jvm -> jvm.joinToString(" ") { Report.fmt(it) } }
+            }
+            return if (parts.isEmpty()) null else "pool-instance spread, ns per task, each pool's $what (JVMs separated by |): ${parts.joinToString("; ")}"
         }
-        if (parts.isEmpty()) return emptyList()
-        return listOf("pool-instance spread, ns per task, each pool's best burst (JVMs separated by |): ${parts.joinToString("; ")}")
+        return listOfNotNull(line("pool-spread", "best burst"), line("pool-spread-median", "median burst"))
     }
 
     private fun idleVerdict(): Verdict? {
