@@ -518,13 +518,14 @@ class Report(private val options: Options) {
 
     /**
      * The pool-instance spread: whether every pool of ours runs as fast as every other. The
-     * compiled code is shared by all pools of a JVM, so a pool that is slower than its siblings
-     * for its whole life is slowed by its own objects (where they sit in memory: false sharing).
+     * compiled code is shared by all pools of a JVM, so a pool that stays slower than its
+     * siblings is slowed by something of its own (where its objects sit in memory, its threads).
      * First one pool of each kind is warmed up (and closed), then [SPREAD_OURS] pools of ours and
      * [SPREAD_FJP] ForkJoinPools are created one after another and kept; blocks of
      * [SPREAD_BLOCK] bursts ([InPoolSubmit]) alternate between them. Each pool gives two values,
-     * in ns per task, in the order the pools were created: its best burst (the issue's measure)
-     * and its median burst (the typical speed: the best is a burst the second worker joined late).
+     * in ns per task, in the order the pools were created: its best burst (what the spread target
+     * is set on) and its median burst (the typical speed: the best is usually a burst the second
+     * worker joined late; docs/performance.md, "What the best burst measures").
      */
     private fun poolSpread(): Map<Pair<String, String>, List<Double>> {
         val kinds = listOf("stealing", "fjp")
