@@ -302,8 +302,7 @@ internal class Worker(
         if (yields.isEmpty()) return null // nothing yielded here: stealing is scanOthers()'s job
         if (++yieldTick >= yields.size()) {
             yieldTick = 0
-            // Not half of a deque onto an extra's deque: see findTask.
-            (stealHalf(yielded = true) ?: if (isExtra) null else stealHalf(yielded = false))?.let { return it }
+            (stealHalf(yielded = true) ?: stealHalf(yielded = false))?.let { return it }
         }
         val task = yields.pollOldest()
         if (task != null) localPops++
@@ -322,10 +321,12 @@ internal class Worker(
      * resumed nested in a join that helps from that deque, and a fork put in a yield queue
      * would be out of its joiner's reach. Stops at the first steal that finds nothing, and
      * takes nothing once the pool is stopping. Costs one read of the other queue's size and of
-     * its worker's task count when nothing is taken.
+     * its worker's task count when nothing is taken. An extra worker takes no half of a deque:
+     * a deque full of stolen tasks would keep it from going idle when it is surplus (its own
+     * yield queue it hands over instead, [handOverYields]).
      */
     private fun stealHalf(yielded: Boolean): Runnable? {
-        if (pool.isStopping()) return null
+        if (pool.isStopping() || (isExtra && !yielded)) return null
         val table = pool.workers.slots
         val slot = nextRandom() and (table.length() - 1)
         val victim = table.getAcquire(slot) // pairs with the setRelease in setLocked()
@@ -425,9 +426,7 @@ internal class Worker(
             if (keyed != null) pollKeyed(keyed)?.let { return it }
             pollYielded()?.let { return it }
             takeOthersDueTimers()?.let { return it }
-            // Not for an extra worker: a deque full of stolen tasks would keep it from going
-            // idle when it is surplus.
-            if (!isExtra) stealHalf(yielded = false)?.let { return it }
+            stealHalf(yielded = false)?.let { return it }
             val spinRounds = pool.options.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
             // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does

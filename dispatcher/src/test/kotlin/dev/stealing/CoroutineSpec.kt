@@ -311,6 +311,45 @@ class CoroutineSpec : FunSpec({
         }
     }
 
+    test("an extra worker takes no half of another worker's deque onto its own") {
+        // A deque full of stolen tasks would keep an extra thread from going idle when it is
+        // surplus. Both core workers end up blocked, one with 400 tasks queued on its deque: the
+        // extra threads take them one steal at a time, so a task run on an extra thread never
+        // finds tasks waiting on that thread's own deque.
+        StealingDispatcher(2, "extra-no-half", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
+            val scope = CoroutineScope(d)
+            val gate = CountDownLatch(1)
+            val done = CountDownLatch(400)
+            val onExtra = AtomicInteger()
+            val behindOnExtra = AtomicInteger()
+            val task = Runnable {
+                val w = Thread.currentThread() as Worker
+                if (w.isExtra) {
+                    onExtra.incrementAndGet()
+                    if (w.deque.size() > 0) behindOnExtra.incrementAndGet() // owner's own read
+                }
+                val end = System.nanoTime() + 50_000
+                while (System.nanoTime() < end) Thread.onSpinWait()
+                done.countDown()
+            }
+            try {
+                blockWorkers(scope, 1, gate)
+                val pusherBlocked = CountDownLatch(1)
+                scope.launch { // on the other core worker (or an extra standing in for it)
+                    repeat(400) { d.executor.execute(task) } // from a worker: onto its own deque
+                    blocking { pusherBlocked.countDown(); gate.await(20, TimeUnit.SECONDS) }
+                }
+                pusherBlocked.await(10, TimeUnit.SECONDS) shouldBe true
+                done.await(20, TimeUnit.SECONDS) shouldBe true
+                println("of 400 tasks, ${onExtra.get()} ran on extra threads, ${behindOnExtra.get()} of them with tasks on that thread's deque")
+                (onExtra.get() > 0) shouldBe true // precondition: extra threads took some
+                behindOnExtra.get() shouldBe 0
+            } finally {
+                gate.countDown()
+            }
+        }
+    }
+
     test("an extra worker hands its yield queue over and goes idle when the blocked workers return") {
         StealingDispatcher(2, "yield-extra", StealingOptions(starvationInterval = Duration.ZERO)).use { d ->
             val scope = CoroutineScope(d)
