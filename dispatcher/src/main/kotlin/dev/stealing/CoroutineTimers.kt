@@ -45,13 +45,12 @@ internal abstract class CoroutineTimer(deadline: Long, @JvmField val pool: WorkS
      * `NonCancellable` section), the timer is handed to kotlinx's default timer for the rest of
      * its time, so the coroutine still goes on.
      */
-    override fun abandon(why: String): Boolean {
+    override fun abandon(why: String) {
         if (STATE.compareAndSet(this, PENDING, CANCELLED)) {
             pool.rejected.increment()
             context().cancel(CancellationException(why))
             if (!endedByCancel()) fallBack(maxOf(0L, deadline - System.nanoTime()))
         }
-        return false
     }
 
     protected abstract fun context(): CoroutineContext

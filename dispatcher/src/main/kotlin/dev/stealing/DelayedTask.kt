@@ -11,8 +11,13 @@ import java.util.concurrent.TimeUnit
  * or [StealingExecutorService.scheduleWithFixedDelay], with `ScheduledThreadPoolExecutor`'s
  * semantics: cancelling removes it from its heap at once; a periodic task that throws (or is
  * cancelled) runs no more, and its future then holds the exception; a periodic task's future
- * never completes normally; after `shutdown()` a periodic task runs no more while a one-shot
- * task still runs at its time.
+ * never completes normally; `shutdown()` cancels a periodic task wherever it is
+ * ([PeriodicTasks]) while a one-shot task still runs at its time.
+ *
+ * `shutdownNow()` hands it back uncancelled ([handBack]), as `ScheduledThreadPoolExecutor`
+ * does; unlike there, running a handed-back task runs it (whoever runs the list elsewhere gets
+ * the work done): a one-shot task runs and its future holds the result; a periodic task runs
+ * once and its future is then cancelled, since no pool is left to repeat it.
  *
  * The future's state is a [FutureTask]'s ([body]): it decides between running and cancelling.
  */
@@ -23,11 +28,27 @@ internal class DelayedTask<V>(
     private val period: Long,
     private val pool: WorkStealingPool,
 ) : Timer(deadline), RunnableScheduledFuture<V> {
-    private class Body<V>(callable: Callable<V>) : FutureTask<V>(callable) {
+    private inner class Body(callable: Callable<V>) : FutureTask<V>(callable) {
         fun runOnePeriod(): Boolean = runAndReset()
+
+        /** Completed (for a periodic task: cancelled or failed): it leaves the pool's live periodic tasks. */
+        override fun done() {
+            if (period != 0L) pool.periodicTasks.remove(this@DelayedTask)
+        }
     }
 
     private val body = Body(callable)
+
+    /**
+     * Set by `shutdownNow()` on the tasks it returns, before it returns them: [run] then runs
+     * the task instead of ending it. Volatile, as the list may be run on any thread.
+     */
+    @Volatile private var handedBack = false
+
+    /** `shutdownNow()` returns this task, uncancelled: whoever runs it, runs it. */
+    fun handBack() {
+        handedBack = true
+    }
 
     override fun run() {
         if (period == 0L) {
@@ -35,6 +56,7 @@ internal class DelayedTask<V>(
             return
         }
         if (pool.isShutdown()) { // periodic tasks stop at shutdown
+            if (handedBack) body.runOnePeriod() // run once by whoever took the list; nothing repeats it
             cancel(false)
             return
         }
@@ -76,13 +98,10 @@ internal class DelayedTask<V>(
         return getDelay(TimeUnit.NANOSECONDS).compareTo(other.getDelay(TimeUnit.NANOSECONDS))
     }
 
-    /** The pool stopped before it ran: cancelled, and handed back by `shutdownNow()`. */
-    override fun abandon(why: String): Boolean {
+    /** The pool stopped and nobody will hand it back (it was in transit on an exiting worker): cancelled. */
+    override fun abandon(why: String) {
         cancel(false)
-        return true
     }
-
-    override val stopsAtShutdown: Boolean get() = period != 0L
 
     override fun toString(): String = "DelayedTask[${if (period == 0L) "one-shot" else "periodic"}, $body]"
 }

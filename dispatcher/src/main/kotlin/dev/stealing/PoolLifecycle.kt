@@ -60,7 +60,9 @@ internal fun WorkStealingPool.shutdown() {
     // while a fair queue still took work that would never run.
     fair.closeAll()
     global.close()
-    stopPeriodicTimers() // one-shot timers still fire; quiescence waits for them
+    // Every periodic task, wherever it is (heap, inbox, queued as due, running): as
+    // ScheduledThreadPoolExecutor's default policy. One-shot timers still fire; quiescence waits for them.
+    periodicTasks.cancelAll()
     if (!global.isDrained() || fair.hasWork()) signalAfterPublish() // tasks queued: make sure a worker runs them
     idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
     lock.withLock { tryTerminateLocked() }
@@ -69,39 +71,57 @@ internal fun WorkStealingPool.shutdown() {
 
 /**
  * Stops intake and returns every task not yet started, except coroutine continuations, whose
- * coroutines are cancelled instead (nobody could resume a handed-back continuation).
+ * coroutines are cancelled instead (nobody could resume a handed-back continuation). Delayed
+ * and periodic tasks ([DelayedTask]) are handed back uncancelled, wherever they waited (a timer
+ * heap, or queued as due), as `ScheduledThreadPoolExecutor` does; forked tasks are cancelled so
+ * that joiners end, as `ForkJoinPool` does.
+ *
+ * Workers that see STOP while this runs wait until it has taken the queues' contents
+ * ([awaitStopHandBack]) before they reject what is left on their own: a worker exiting at the
+ * same moment would otherwise race it for the same tasks, and what the worker took would be
+ * ended instead of handed back.
  */
 internal fun WorkStealingPool.stop(): List<Runnable> {
-    advanceRunState(RunState.STOP)
-    fair.closeAll() // in the order of shutdown()
-    global.close()
+    val stopping = advanceRunState(RunState.STOP)
     val unstarted = ArrayList<Runnable>()
-    fair.drainAll(unstarted)
-    // Until drained, not just until poll() says null: a producer that claimed a slot before the
-    // close is still writing its task, which must be handed back too.
-    while (!global.isDrained()) {
-        val task = global.poll()
-        if (task != null) unstarted += task else Thread.onSpinWait()
-    }
-    workers.forEach { w ->
-        w.timers?.closeAndDrain { unstarted += it } // closed: a later add is refused to its creator
-        for (queue in arrayOf(w.deque, w.yields)) {
-            while (true) {
-                val r = queue.steal()
-                val task = r.taskOrNull
-                // Retry: a lost race, or the owner (still running) mid-removal; it is brief.
-                if (task != null) unstarted += task else if (r.isEmpty) break else Thread.onSpinWait()
+    try {
+        afterStopState?.run()
+        fair.closeAll() // in the order of shutdown()
+        global.close()
+        fair.drainAll(unstarted)
+        // Until drained, not just until poll() says null: a producer that claimed a slot before the
+        // close is still writing its task, which must be handed back too.
+        while (!global.isDrained()) {
+            val task = global.poll()
+            if (task != null) unstarted += task else Thread.onSpinWait()
+        }
+        workers.forEach { w ->
+            w.timers?.closeAndDrain { unstarted += it } // closed: a later add is refused to its creator
+            for (queue in arrayOf(w.deque, w.yields)) {
+                while (true) {
+                    val r = queue.steal()
+                    val task = r.taskOrNull
+                    // Retry: a lost race, or the owner (still running) mid-removal; it is brief.
+                    if (task != null) unstarted += task else if (r.isEmpty) break else Thread.onSpinWait()
+                }
             }
         }
-        w.interrupt()
+    } finally {
+        if (stopping) stopHandBackTaken = true // volatile: pairs with the read in awaitStopHandBack()
     }
+    workers.forEach { it.interrupt() }
     // A task forked inside the pool may be joined by a running parent: what is handed back is
     // cancelled so such a join ends (as ForkJoinPool.shutdownNow does).
     val handedBack = ArrayList<Runnable>(unstarted.size)
     for (task in unstarted) {
+        if (task is DelayedTask<*>) { // before discard(), which would cancel it
+            task.handBack()
+            handedBack += task
+            continue
+        }
         val ended = discard(task, "The task was rejected: $name stopped")
         when {
-            !ended || task is ForkedTask<*> || task is DelayedTask<*> -> handedBack += task
+            !ended || task is ForkedTask<*> -> handedBack += task
             task is Timer || task is ForkHalf<*> -> {} // counted by abandon(); run by its caller
             else -> rejected.increment()
         }
@@ -111,11 +131,31 @@ internal fun WorkStealingPool.stop(): List<Runnable> {
     return handedBack
 }
 
-private fun WorkStealingPool.advanceRunState(target: Int) {
-    lock.withLock {
-        if (runState < target) runState = target
+/**
+ * A worker exiting a pool that [stop] moved to STOP: waits until that call has taken every
+ * queued task (its timer heap, deque and yield queue included), so what it hands back is not
+ * taken by the exiting worker instead. Short: [stop] waits for nobody while it takes them (a
+ * producer that claimed a global-queue slot finishes writing it, or leaves it skipped).
+ * Not for TIDYING (quiescent: nothing was queued), where no [stop] may ever come.
+ */
+private fun WorkStealingPool.awaitStopHandBack() {
+    if (runState != RunState.STOP) return // TIDYING or TERMINATED: nothing to wait for
+    var spins = 0
+    while (!stopHandBackTaken) { // volatile: pairs with the write in stop()'s finally
+        if (++spins < 64) Thread.onSpinWait() else Thread.yield()
     }
 }
+
+/** Moves the run state forward to [target]; true if this call moved it. */
+private fun WorkStealingPool.advanceRunState(target: Int): Boolean =
+    lock.withLock {
+        if (runState < target) {
+            runState = target
+            true
+        } else {
+            false
+        }
+    }
 
 /**
  * Called by a worker that went idle after [shutdown] and found nothing: if every started worker
@@ -166,14 +206,16 @@ internal fun WorkStealingPool.tryTerminateLocked() {
 }
 
 /**
- * When [w] exits a stopping pool: tasks it pushed onto its own deque or yield queue after
- * [stop] took their contents, and tasks in its keyed queue, are rejected, not lost. The keyed queue is
+ * When [w] exits a stopping pool, once [stop] has taken what it hands back
+ * ([awaitStopHandBack]): tasks it pushed onto its own deque or yield queue after [stop] took
+ * their contents, and tasks in its keyed queue, are rejected, not lost. The keyed queue is
  * closed first, so a keyed offer racing this exit is either drained here or refused to its
  * producer ([WorkStealingPool.executeKeyed]). Its timer heap is closed and drained the same
  * way: a timer added before the close is abandoned here ([Timer.abandon]), a later one is
  * refused to its creator ([addTimer]).
  */
 internal fun WorkStealingPool.rejectLeftovers(w: Worker) {
+    awaitStopHandBack()
     while (true) rejectTask(w.deque.pop() ?: break)
     while (true) rejectTask(w.yields.pop() ?: break)
     w.keyedQueue?.drainClosed { rejectTask(it) }

@@ -190,13 +190,3 @@ internal fun WorkStealingPool.hasPendingTimers(): Boolean {
     for (i in 0 until parallelism) if (workers.getOrNull(i)?.timers?.hasPending() == true) return true
     return false
 }
-
-/** Shutdown: periodic tasks run no more (as `ScheduledThreadPoolExecutor`'s default policy); offered ones included. */
-internal fun WorkStealingPool.stopPeriodicTimers() {
-    for (i in 0 until parallelism) {
-        workers.getOrNull(i)?.timers?.removeIf({ it.stopsAtShutdown }) {
-            timersCancelled.increment()
-            (it as DelayedTask<*>).cancel(false)
-        }
-    }
-}

@@ -35,10 +35,14 @@ import java.util.concurrent.TimeUnit
  * the exception); runs of one periodic task never overlap.
  *
  * `shutdown()` stops intake and lets queued work finish; delayed one-shot tasks still run at
- * their time and the pool terminates after them, while periodic tasks run no more (the default
- * policy of `ScheduledThreadPoolExecutor` and `ForkJoinPool`). `shutdownNow()` also hands back
- * the tasks not yet started, delayed ones included (cancelled, so that waiting callers end). A
- * rejected task throws [RejectedExecutionException]; nothing accepted is ever silently dropped.
+ * their time and the pool terminates after them, while every periodic task is cancelled at
+ * once, even one whose run is already due (the default policy of `ScheduledThreadPoolExecutor`).
+ * `shutdownNow()` also hands back the tasks not yet started, delayed and periodic ones included:
+ * as `ScheduledThreadPoolExecutor`, it does not cancel those, so a caller waiting on one waits
+ * until somebody runs or cancels it; unlike there, running a handed-back task runs it (a
+ * periodic one runs once, then its future is cancelled). Tasks created by `submit`/`fork` are
+ * handed back cancelled, so that joins end, as `ForkJoinPool` does. A rejected task throws
+ * [RejectedExecutionException]; nothing accepted is ever silently dropped.
  * The executor of the shared pool ([StealingDispatcher.shared]) cannot be shut down: those
  * methods throw [UnsupportedOperationException].
  *
@@ -184,18 +188,31 @@ internal class PoolExecutorService(
         return scheduleTask(Executors.callable(command, null), initialDelay, -unit.toNanos(delay).coerceAtMost(MAX_DELAY_NANOS), unit)
     }
 
-    /** A [DelayedTask] due after [delay]: queued at once if that is now, else into a worker's timers. */
+    /**
+     * A [DelayedTask] due after [delay]: queued at once if that is now, else into a worker's
+     * timers. Refused after shutdown from any thread, a task of the pool too (as
+     * `ScheduledThreadPoolExecutor`). A periodic task is registered first, so that `shutdown()`
+     * finds it wherever it is ([PeriodicTasks]: the registration, then the run-state read here).
+     */
     private fun <V> scheduleTask(callable: Callable<V>, delay: Long, period: Long, unit: TimeUnit): ScheduledFuture<V> {
         val delayNanos = unit.toNanos(delay)
         val task = DelayedTask(deadlineAfterNanos(delayNanos), if (propagateContext) ContextCapture.wrap(callable) else callable, period, pool)
-        val accepted = if (delayNanos <= 0L) pool.execute(task) else pool.addTimer(task) || rejectedTimer()
-        if (!accepted) reject(task)
+        if (period != 0L) pool.periodicTasks.register(task)
+        val accepted = when {
+            pool.isShutdown() -> false
+            delayNanos <= 0L -> pool.execute(task) || rejected(task) // execute() counted it
+            else -> pool.addTimer(task)
+        }
+        if (!accepted) {
+            pool.rejected.increment()
+            rejected(task)
+        }
         return task
     }
 
-    private fun rejectedTimer(): Boolean {
-        pool.rejected.increment()
-        return false
+    private fun rejected(task: DelayedTask<*>): Nothing {
+        pool.periodicTasks.remove(task)
+        reject(task)
     }
 
     private fun reject(command: Runnable): Nothing {

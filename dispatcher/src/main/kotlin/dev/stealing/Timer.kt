@@ -41,13 +41,10 @@ internal abstract class Timer(
     @JvmField var nextInInbox: Timer? = null
 
     /**
-     * The pool stopped and this timer will never fire on it: end it. Returns true if it should
-     * be handed back to the caller of `shutdownNow()` (a Java task), false if it was ended here.
+     * The pool stopped and this timer will never fire on it, nor be handed back by
+     * `shutdownNow()` (which hands back a [DelayedTask] instead): end it.
      */
-    abstract fun abandon(why: String): Boolean
-
-    /** Whether `shutdown()` ends it at once instead of letting it fire (periodic tasks). */
-    open val stopsAtShutdown: Boolean get() = false
+    abstract fun abandon(why: String)
 }
 
 /** Longest delay honoured: about 146 years, so the difference of two deadlines never overflows. */

@@ -243,33 +243,6 @@ internal class TimerHeap {
         taken.forEach(action)
     }
 
-    /** Removes every pending timer (offered ones too) for which [predicate] holds and passes it to [action]. */
-    fun removeIf(predicate: (Timer) -> Boolean, action: (Timer) -> Unit) {
-        val taken = ArrayList<Timer>()
-        locked {
-            takeOffersLocked()
-            var kept = 0
-            for (i in 0 until count) {
-                val t = queue[i]!!
-                if (predicate(t)) {
-                    t.heap = null
-                    t.heapIndex = -1
-                    taken += t
-                } else {
-                    queue[kept++] = t
-                }
-            }
-            if (taken.isEmpty()) return@locked
-            queue.fill(null, kept, count)
-            count = kept
-            for (i in 0 until count) deadlines[i] = queue[i]!!.deadline
-            for (i in (count ushr 1) - 1 downTo 0) siftDown(i, queue[i]!!) // re-heapify
-            for (i in 0 until count) queue[i]!!.heapIndex = i
-            publishLocked()
-        }
-        taken.forEach(action)
-    }
-
     private inline fun <R> locked(block: () -> R): R {
         lock.lock()
         try {
@@ -427,7 +400,7 @@ internal class TimerHeap {
         /** The inbox of a closed heap: offers are refused. */
         private val CLOSED_INBOX: Timer = object : Timer(0L) {
             override fun run() {}
-            override fun abandon(why: String): Boolean = false
+            override fun abandon(why: String) {}
         }
 
         private val INBOX: VarHandle = fieldHandle(TimerHeap::class.java, "inbox", Timer::class.java)

@@ -85,6 +85,16 @@ internal class WorkStealingPool(
     @JvmField internal var retired = 0L // guarded by lock: extra threads retired
 
     /**
+     * Set (volatile) by the [stop] call that moved the pool to STOP once it has taken every
+     * queued task it hands back; a worker exiting a stopping pool waits for it before it
+     * rejects what is left on its own queues ([workerExited]).
+     */
+    @Volatile @JvmField internal var stopHandBackTaken = false
+
+    /** Tests only: runs in [stop] right after the run state became STOP, before anything is taken. */
+    @JvmField internal var afterStopState: Runnable? = null
+
+    /**
      * Keyed offers and timers from outside the pool in progress; quiescence waits for them (see
      * [executeKeyed] and [addTimer]).
      */
@@ -95,6 +105,9 @@ internal class WorkStealingPool(
     @JvmField internal val timerPlacement = AtomicInteger()
     @JvmField internal val timersFromOutside = LongAdder()
     @JvmField internal val timersCancelled = LongAdder()
+
+    /** Periodic tasks not yet ended, wherever they are; `shutdown()` cancels them. */
+    val periodicTasks = PeriodicTasks()
 
     /** Set while [rejectQueuedWithoutWorkers] drains. */
     @JvmField internal val rejectingStranded = AtomicBoolean()

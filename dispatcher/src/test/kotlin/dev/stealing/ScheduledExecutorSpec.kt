@@ -1,6 +1,7 @@
 package dev.stealing
 
 import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.booleans.shouldBeFalse
 import io.kotest.matchers.booleans.shouldBeTrue
@@ -10,6 +11,7 @@ import io.kotest.matchers.longs.shouldBeGreaterThanOrEqual
 import io.kotest.matchers.longs.shouldBeLessThanOrEqual
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.types.shouldBeInstanceOf
+import java.time.Duration
 import java.util.concurrent.Callable
 import java.util.concurrent.CancellationException
 import java.util.concurrent.CountDownLatch
@@ -215,21 +217,161 @@ class ScheduledExecutorSpec : FunSpec({
         (ran.get() - shutAt) shouldBeGreaterThan 0L
     }
 
-    test("shutdownNow hands back the delayed tasks, cancelled") {
+    test("shutdownNow hands back the delayed tasks, uncancelled (as ScheduledThreadPoolExecutor)") {
         val d = StealingDispatcher(2, "sched-now-stop")
         val ex = d.executor
         val ran = AtomicInteger()
         val futures = List(100) { ex.schedule(Runnable { ran.incrementAndGet() }, 1, TimeUnit.HOURS) }
         val periodic = ex.scheduleWithFixedDelay({ ran.incrementAndGet() }, 1, 1, TimeUnit.HOURS)
-        // Workers just started are still looking for work; one that sees the stop then exits
-        // and cancels the timers it holds itself (the ledger's "rejected"): wait until idle.
-        eventually(5_000) { d.stats().let { it.idleThreads == it.threads } }.shouldBeTrue()
         val handedBack = ex.shutdownNow()
         handedBack.size shouldBe 101
         handedBack.toSet() shouldBe (futures + periodic).toSet()
-        futures.forEach { it.isCancelled.shouldBeTrue() }
+        (futures + periodic).forEach {
+            it.isCancelled.shouldBeFalse()
+            it.isDone.shouldBeFalse()
+        }
         ex.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
         ran.get() shouldBe 0
+    }
+
+    /** Nine tasks 9 s away, three of each kind, as the contract tests schedule them. */
+    fun scheduleNine(ex: java.util.concurrent.ScheduledExecutorService): List<ScheduledFuture<*>> = List(3) {
+        listOf(
+            ex.schedule(Callable { it }, 9, TimeUnit.SECONDS),
+            ex.scheduleAtFixedRate({ }, 9, 1, TimeUnit.SECONDS),
+            ex.scheduleWithFixedDelay({ }, 9, 1, TimeUnit.SECONDS),
+        )
+    }.flatten()
+
+    test("shutdownNow hands back every pending timer task while the worker exits at that moment (deterministic)") {
+        // The worker leaves a task right after the pool moved to STOP, and exits before
+        // shutdownNow() takes the heaps. Before the fix it took its own heap's timers and
+        // cancelled them: shutdownNow() returned 0 of 9.
+        val d = StealingDispatcher(1, "sched-exit-race", StealingOptions(starvationInterval = Duration.ZERO))
+        val ex = d.executor
+        val release = CountDownLatch(1)
+        val inTask = CountDownLatch(1)
+        val worker = java.util.concurrent.CompletableFuture<Thread>()
+        ex.execute {
+            worker.complete(Thread.currentThread())
+            inTask.countDown()
+            while (true) {
+                try {
+                    release.await()
+                    break
+                } catch (e: InterruptedException) { /* keep waiting for the test */ }
+            }
+        }
+        inTask.await(10, TimeUnit.SECONDS).shouldBeTrue()
+        val futures = scheduleNine(ex)
+        val w = worker.get(10, TimeUnit.SECONDS)
+        d.pool.afterStopState = Runnable {
+            release.countDown()
+            // The worker has exited, or waits for shutdownNow() to take the queues first (the fix).
+            eventually(10_000) {
+                w.state == Thread.State.TERMINATED || w.stackTrace.any { it.methodName.startsWith("awaitStopHandBack") }
+            }.shouldBeTrue()
+        }
+        val handedBack = ex.shutdownNow()
+        ex.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
+        handedBack.toSet() shouldBe futures.toSet()
+        futures.count { it.isCancelled } shouldBe 0
+    }
+
+    test("shutdownNow on fresh pools hands back all nine pending tasks every time, as ScheduledThreadPoolExecutor") {
+        val rounds = 300 * stressMultiplier
+        var short = 0
+        var cancelled = 0
+        repeat(rounds) { round ->
+            val d = StealingDispatcher(1, "sched-fresh-$round")
+            val futures = scheduleNine(d.executor)
+            val handedBack = d.executor.shutdownNow()
+            if (handedBack.toSet() != futures.toSet()) short++
+            cancelled += futures.count { it.isCancelled }
+            d.executor.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
+        }
+        val stpe = ScheduledThreadPoolExecutor(1)
+        val stpeFutures = scheduleNine(stpe)
+        stpe.shutdownNow().toSet() shouldBe stpeFutures.toSet()
+        stpeFutures.count { it.isCancelled } shouldBe 0
+        short shouldBe 0
+        cancelled shouldBe 0
+    }
+
+    test("running handed-back tasks runs them: a delayed Callable's future holds its value; a periodic task runs once, then is cancelled") {
+        val d = StealingDispatcher(1, "sched-run-handed-back")
+        val ticks = AtomicInteger()
+        val callable = d.executor.schedule(Callable { "value" }, 1, TimeUnit.HOURS)
+        val runnable = d.executor.schedule(Runnable { ticks.incrementAndGet() }, 1, TimeUnit.HOURS)
+        val periodic = d.executor.scheduleAtFixedRate({ ticks.incrementAndGet() }, 1, 1, TimeUnit.HOURS)
+        val handedBack = d.executor.shutdownNow()
+        d.executor.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
+        handedBack.size shouldBe 3
+        handedBack.forEach { it.run() } // the caller runs them elsewhere
+        callable.get(1, TimeUnit.SECONDS) shouldBe "value"
+        runnable.isDone.shouldBeTrue()
+        runnable.isCancelled.shouldBeFalse()
+        ticks.get() shouldBe 2
+        periodic.isCancelled.shouldBeTrue()
+        d.pool.periodicTasks.size shouldBe 0
+    }
+
+    test("shutdown cancels periodic tasks whose first run is already due, wherever they are queued, as ScheduledThreadPoolExecutor") {
+        // The only worker is busy. Before the fix a periodic task due at once went to the global
+        // queue (or the worker's deque) and shutdown() did not see it: neither cancelled nor done.
+        for (stpe in listOf(false, true)) {
+            val d = if (stpe) null else StealingDispatcher(1, "sched-due-periodic")
+            val ex: java.util.concurrent.ScheduledExecutorService = d?.executor ?: ScheduledThreadPoolExecutor(1)
+            val release = CountDownLatch(1)
+            val fromInside = java.util.concurrent.CompletableFuture<ScheduledFuture<*>>()
+            val oneShotRan = CountDownLatch(1)
+            ex.execute {
+                fromInside.complete(ex.scheduleAtFixedRate({ }, 0, 1, TimeUnit.MILLISECONDS))
+                release.await(30, TimeUnit.SECONDS)
+            }
+            val periodic = listOf(
+                fromInside.get(10, TimeUnit.SECONDS),
+                ex.scheduleAtFixedRate({ }, 0, 1, TimeUnit.MILLISECONDS),
+                ex.scheduleWithFixedDelay({ }, 0, 1, TimeUnit.MILLISECONDS),
+                ex.scheduleAtFixedRate({ }, -5, 1, TimeUnit.MILLISECONDS),
+                ex.scheduleWithFixedDelay({ }, 1, 1, TimeUnit.MILLISECONDS),
+            )
+            val oneShot = ex.schedule(Runnable { oneShotRan.countDown() }, 0, TimeUnit.MILLISECONDS)
+            ex.shutdown()
+            periodic.forEachIndexed { i, f ->
+                withClue("${if (stpe) "STPE" else "pool"} periodic task $i") {
+                    f.isCancelled.shouldBeTrue()
+                    f.isDone.shouldBeTrue()
+                    shouldThrow<CancellationException> { f.get(1, TimeUnit.SECONDS) }
+                }
+            }
+            oneShot.isCancelled.shouldBeFalse() // a one-shot delayed task keeps running
+            release.countDown()
+            oneShotRan.await(10, TimeUnit.SECONDS).shouldBeTrue()
+            ex.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
+            if (d != null) d.pool.periodicTasks.size shouldBe 0
+        }
+    }
+
+    test("after shutdown a task of the pool cannot schedule even with a zero delay (as ScheduledThreadPoolExecutor)") {
+        val d = StealingDispatcher(1, "sched-zero-after-shutdown")
+        val go = CountDownLatch(1)
+        val outcome = d.executor.submit(Callable {
+            go.await()
+            listOf(0L, -1L).map { delay ->
+                try {
+                    d.executor.scheduleAtFixedRate({ }, delay, 1, TimeUnit.MILLISECONDS)
+                    "accepted"
+                } catch (e: RejectedExecutionException) {
+                    "rejected"
+                }
+            }
+        })
+        d.executor.shutdown()
+        go.countDown()
+        outcome.get(10, TimeUnit.SECONDS) shouldBe listOf("rejected", "rejected")
+        d.executor.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
+        d.pool.periodicTasks.size shouldBe 0
     }
 
     test("exactly once: 200,000 delayed tasks from several threads and from workers, some cancelled") {
