@@ -195,11 +195,15 @@ internal fun WorkStealingPool.wakeAllForExit() {
 
 /**
  * Under [WorkStealingPool.lock]: TERMINATED once no worker is alive and the pool is stopping,
- * or shut down with nothing left (a pool that never started a worker).
+ * or shut down with nothing left (a pool that never started a worker). Nothing left means the
+ * global queue drained and no fair queue holding a task: a submitter whose fair-queue offer got
+ * in before the close may still be on its way to start the first worker (its signal counted a
+ * start that has not taken this lock yet), and a pool terminated meanwhile would refuse that
+ * start and strand its task. Both queues are closed by then, so nothing new can arrive.
  */
 internal fun WorkStealingPool.tryTerminateLocked() {
     if (liveWorkers != 0 || runState == RunState.TERMINATED) return
-    if (runState >= RunState.STOP || (runState == RunState.SHUTDOWN && global.isDrained())) {
+    if (runState >= RunState.STOP || (runState == RunState.SHUTDOWN && global.isDrained() && !fair.hasWork())) {
         runState = RunState.TERMINATED
         terminatedCondition.signalAll()
     }
@@ -273,9 +277,9 @@ internal fun WorkStealingPool.awaitTermination(nanos: Long): Boolean {
 }
 
 /**
- * Waits for termination, then for every worker thread to finish. Not on a worker. An interrupt
- * does not end the wait; it is re-asserted on return (as JDK 19+ `ExecutorService.close()`
- * does).
+ * Waits for termination, then for every worker thread and the starvation monitor's thread to
+ * finish. Not on a worker. An interrupt does not end the wait; it is re-asserted on return (as
+ * JDK 19+ `ExecutorService.close()` does).
  */
 internal fun WorkStealingPool.joinAll() {
     var interrupted = false
@@ -283,6 +287,7 @@ internal fun WorkStealingPool.joinAll() {
         try {
             while (!awaitTermination(TimeUnit.SECONDS.toNanos(1))) { /* keep waiting */ }
             workers.forEach { it.join() }
+            monitor?.joinIfStarted() // started before the first worker (startWorker), so seen here
             break
         } catch (e: InterruptedException) {
             interrupted = true

@@ -52,6 +52,11 @@ internal class StarvationMonitor(
         if (started.compareAndSet(false, true)) start()
     }
 
+    /** After the pool terminated: waits for this thread to end, if it was ever started. */
+    fun joinIfStarted() {
+        if (started.get()) join()
+    }
+
     /** A worker became active: make sure the monitor is watching. */
     fun onPoolActive() {
         // Dekker with run(): the active count was raised before this read; the monitor writes

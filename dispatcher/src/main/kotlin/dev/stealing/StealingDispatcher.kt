@@ -165,8 +165,8 @@ public class StealingDispatcher private constructor(
     public fun stats(): StealingStats = pool.stats()
 
     /**
-     * Stops intake, runs everything already accepted, and waits for the worker threads to
-     * finish. Idempotent. An interrupt does not end the wait (nothing accepted is dropped); the
+     * Stops intake, runs everything already accepted, and waits for the pool's threads (its
+     * workers and its starvation monitor) to finish. Idempotent. An interrupt does not end the wait (nothing accepted is dropped); the
      * interrupt status is set again when this returns. Called from a task running on this pool,
      * it cannot wait for itself: it stops intake and returns; the pool terminates once that task
      * and all queued work end. `executor.close()` does the same.

@@ -115,8 +115,8 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
     override fun awaitTermination(timeout: Long, unit: TimeUnit): Boolean
 
     /**
-     * [shutdown], then waits until every accepted task has run and the worker threads have
-     * finished, as `ExecutorService.close()` (JDK 19+) does. An interrupt while waiting does not
+     * [shutdown], then waits until every accepted task has run and the pool's threads (workers
+     * and starvation monitor) have finished, as `ExecutorService.close()` (JDK 19+) does. An interrupt while waiting does not
      * end the wait (and, unlike the JDK's default method, does not discard queued work: use
      * [shutdownNow] for that); it is set again before this returns. Called from a task of this
      * pool, it cannot wait for itself: it stops intake and returns. Available on JDK 17 too.

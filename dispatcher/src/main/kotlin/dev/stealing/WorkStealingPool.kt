@@ -255,6 +255,9 @@ internal class WorkStealingPool(
      */
     @JvmField internal var beforeKeyedOffer: Runnable? = null
 
+    /** Tests only: runs when [startWorker] begins, before it takes the lock. Plain: set before any task is submitted. */
+    @JvmField internal var beforeWorkerStart: Runnable? = null
+
     /** Starts a worker's thread ([startWorker]); tests replace it to make a start fail. */
     @JvmField internal var threadStarter: java.util.function.Consumer<Thread> = java.util.function.Consumer { it.start() }
 

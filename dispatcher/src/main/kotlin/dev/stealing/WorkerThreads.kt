@@ -59,6 +59,7 @@ internal class WorkerTable(parallelism: Int) {
  * [IdleHost]), which has already counted the worker; throws if the thread cannot start.
  */
 internal fun WorkStealingPool.startWorker(): Boolean {
+    beforeWorkerStart?.run()
     val w = lock.withLock {
         if (runState >= RunState.TIDYING) return false
         val index = workers.freeSlotLocked()
@@ -68,6 +69,16 @@ internal fun WorkStealingPool.startWorker(): Boolean {
         liveWorkers++
         if (w.isExtra) injected++
         w
+    }
+    // The monitor starts before the first core worker's thread: the pool cannot terminate before
+    // that thread has run and exited, so close(), which joins the monitor once the pool has
+    // terminated, never misses a monitor started after it looked.
+    if (monitor != null && w.index == 0) {
+        try {
+            monitor.startOnce()
+        } catch (e: Throwable) { // the worker runs; only detection is lost
+            reportFailure(Runnable { }, IllegalStateException("$name: cannot start the starvation monitor", e))
+        }
     }
     try {
         threadStarter.accept(w)
@@ -81,13 +92,6 @@ internal fun WorkStealingPool.startWorker(): Boolean {
             tryTerminateLocked()
         }
         throw e
-    }
-    if (monitor != null && w.index == 0) {
-        try {
-            monitor.startOnce()
-        } catch (e: Throwable) { // the worker runs; only detection is lost
-            reportFailure(Runnable { }, IllegalStateException("$name: cannot start the starvation monitor", e))
-        }
     }
     if (w.isExtra) {
         val event = ThreadInjectionEvent()

@@ -223,4 +223,89 @@ class ShutdownSpec : FunSpec({
             (error is IllegalStateException) shouldBe true
         }
     }
+
+    test("a fair-queue task on a fresh pool racing close() runs: the pool does not terminate while its submitter is on its way to start the first worker") {
+        // The submitter's offer got in before the close; it then stops just before starting the
+        // first worker. Before the fix, close() found no live worker and a drained global queue,
+        // terminated the pool, and the start was refused: the task was neither run nor rejected.
+        val d = StealingDispatcher(1, "fair-close-race", StealingOptions(starvationInterval = Duration.ZERO))
+        val q = d.fairQueue("q")
+        val ran = CountDownLatch(1)
+        val submitterThread = java.util.concurrent.atomic.AtomicReference<Thread>()
+        val closer = thread(start = false, name = "fair-close-race-closer") { d.close() }
+        d.pool.beforeWorkerStart = Runnable {
+            if (Thread.currentThread() === submitterThread.get()) {
+                d.pool.beforeWorkerStart = null
+                closer.start()
+                // close() has terminated the pool (the defect), or waits for it to terminate (the fix).
+                eventually(10_000) {
+                    closer.state == Thread.State.TERMINATED ||
+                        (closer.state == Thread.State.TIMED_WAITING && closer.stackTrace.any { it.methodName == "awaitTermination" })
+                } shouldBe true
+            }
+        }
+        val outcome = java.util.concurrent.atomic.AtomicReference<String>()
+        val submitter = thread(start = false) {
+            outcome.set(
+                try {
+                    q.executor.execute { ran.countDown() }
+                    "accepted"
+                } catch (e: RejectedExecutionException) {
+                    "rejected"
+                },
+            )
+        }
+        submitterThread.set(submitter)
+        submitter.start()
+        submitter.join(10_000)
+        closer.join(10_000)
+        closer.isAlive shouldBe false
+        outcome.get() shouldBe "accepted"
+        ran.await(10, TimeUnit.SECONDS) shouldBe true
+        d.pool.isTerminated() shouldBe true
+    }
+
+    test("fair-queue tasks on fresh pools racing close(): every one runs or is rejected (a loop of fresh pools)") {
+        val rounds = 2_000 * stressMultiplier
+        var lost = 0
+        var rejected = 0
+        repeat(rounds) { round ->
+            val d = StealingDispatcher(1, "fair-close-$round")
+            val q = d.fairQueue("q")
+            val ran = AtomicBoolean()
+            var refused = false
+            val start = CyclicBarrier(2)
+            val submitter = thread {
+                start.await()
+                try {
+                    q.executor.execute { ran.set(true) }
+                } catch (e: RejectedExecutionException) {
+                    refused = true
+                }
+            }
+            start.await()
+            d.close()
+            submitter.join(10_000)
+            if (refused) rejected++ else if (!ran.get()) lost++
+        }
+        println("fair-queue close race on fresh pools: $rounds rounds, $rejected rejected, $lost lost")
+        lost shouldBe 0
+    }
+
+    test("close() returns after the starvation monitor's thread has ended, even when the first worker starts as the pool closes") {
+        // The first worker's start is still returning when another thread closes the pool: the
+        // worker runs its task, the pool quiesces and terminates. Before the fix the monitor was
+        // started after that, when close() had already returned: a monitor thread outlived close().
+        val d = StealingDispatcher(1, "monitor-close")
+        val monitor = d.pool.monitor!!
+        val monitorAtClose = java.util.concurrent.atomic.AtomicReference<Thread.State>()
+        d.pool.threadStarter = java.util.function.Consumer { t ->
+            t.start()
+            val closer = thread(name = "monitor-close-closer") { d.close() }
+            closer.join(10_000)
+            monitorAtClose.set(if (closer.isAlive) null else monitor.state)
+        }
+        d.executor.execute { }
+        monitorAtClose.get() shouldBe Thread.State.TERMINATED
+    }
 })
