@@ -171,6 +171,10 @@ public class FairQueueDispatcher internal constructor(
         if (again || pushed) pool.signalAfterPublish()
     }
 
+    /** A worker takes this queue's token without an offer (O2's CAS): [FairRotation.pollUnscheduled]. */
+    internal fun tryTakeToken(): Boolean =
+        !(SCHEDULED.getVolatile(this) as Boolean) && SCHEDULED.compareAndSet(this, false, true)
+
     /** Tasks queued here (racy; includes offers in progress). */
     internal fun queuedCount(): Int = queue.size()
 

@@ -155,8 +155,23 @@ internal class FairRotation {
      * nothing ready is dropped or re-appended, and the caller looks again later.
      */
     fun poll(): Runnable? {
-        val turn = active.poll() as Turn? ?: return null
+        val turn = active.poll() as Turn? ?: return pollUnscheduled()
         return turn.queue.takeTurn()
+    }
+
+    /**
+     * After [closeAll], with the active list empty: a queue that holds a claimed slot while
+     * nobody holds its token. Its producer threw between its claim (O1) and O2, leaving the slot
+     * skipped ([MpmcTaskQueue]); no later offer will schedule the queue, and quiescence, which
+     * asks every draining queue ([hasWork]), would wait for ever. The worker takes the token
+     * itself (the CAS of O2, so it holds it as that producer would have) and serves the turn,
+     * which takes the skipped slot. Harmless for a live producer between O1 and O2: it then finds
+     * the flag set, and the turn re-appends the token while the slot is unwritten (W3).
+     */
+    private fun pollUnscheduled(): Runnable? {
+        val queues = draining ?: return null // volatile: pairs with the write in closeAll()
+        for (q in queues) if (q.queuedCount() > 0 && q.tryTakeToken()) return q.takeTurn()
+        return null
     }
 
     /** Tokens in the active list, including appends still being written (tests: one per queue with work). */

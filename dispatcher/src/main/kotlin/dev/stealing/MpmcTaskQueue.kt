@@ -27,12 +27,29 @@ import java.lang.invoke.VarHandle
  * A producer that has claimed a slot but not yet written it makes [poll] return null ("empty"):
  * that producer will signal the pool after its write (see `docs/parking.md`), so reading the
  * queue as empty here never loses a task.
+ *
+ * **A claimed slot always ends filled or skipped.** If anything is thrown between a producer's
+ * claim and its publication (a `StackOverflowError` from a thread at the end of its stack, which
+ * the publication's `VarHandle` call can hit in interpreted code), the producer marks the slot
+ * [Segment.SKIPPED] with plain stores only (no call that could overflow again) and rethrows: its
+ * caller gets the exception and the task was not accepted. A consumer that finds a slot claimed
+ * but unpublished and marked skipped publishes it on the producer's behalf (a CAS on the slot's
+ * sequence number, so one consumer does) and takes it like a task, dropping the marker; consumers
+ * never return it. Tasks behind such a slot are therefore not held up for ever: a worker that
+ * reads the queue as "a producer is writing" keeps looking (the claimed slot counts in [size])
+ * until the marker is visible.
  */
 internal class MpmcTaskQueue(
     private val segmentCapacity: Int = SEGMENT_CAPACITY,
     /** Where the first segment's positions start (tests: near the 32-bit wrap of `seqs`). */
     firstPosition: Long = 0,
 ) {
+    /**
+     * Tests only: runs between a producer's claim of a slot and its publication (to throw
+     * there). Plain: set before the producers start.
+     */
+    @JvmField internal var afterClaim: Runnable? = null
+
     init {
         require(segmentCapacity >= 2 && segmentCapacity and (segmentCapacity - 1) == 0) {
             "segmentCapacity must be a power of two >= 2, was $segmentCapacity"
@@ -49,7 +66,7 @@ internal class MpmcTaskQueue(
     fun offer(task: Runnable): Boolean {
         while (true) {
             val seg = tail
-            if (seg.offer(task)) return true
+            if (seg.offer(task, afterClaim)) return true
             // seg is closed (full, or the queue is closing): move on to the next segment.
             var next = seg.next
             if (next == null) {
@@ -155,7 +172,7 @@ internal class MpmcTaskQueue(
 
         fun casNext(expected: Segment?, value: Segment): Boolean = NEXT.compareAndSet(this, expected, value)
 
-        fun offer(task: Runnable): Boolean {
+        fun offer(task: Runnable, afterClaim: Runnable?): Boolean {
             var pos = ENQ.getVolatile(this) as Long
             while (true) {
                 if (pos and CLOSED != 0L) return false
@@ -163,8 +180,16 @@ internal class MpmcTaskQueue(
                 val dif = seqDiff(SEQ.getAcquire(seqs, i) as Int, pos) // pairs with setRelease in poll()
                 if (dif == 0) {
                     if (ENQ.compareAndSet(this, pos, pos + 1)) { // claims slot i for this producer
-                        items[i] = task // plain: published by the release store below
-                        SEQ.setRelease(seqs, i, (pos + 1).toInt()) // pairs with getAcquire in poll()
+                        try {
+                            afterClaim?.run()
+                            items[i] = task // plain: published by the release store below
+                            SEQ.setRelease(seqs, i, (pos + 1).toInt()) // pairs with getAcquire in poll()
+                        } catch (t: Throwable) {
+                            // Plain array accesses only, no call: the stack may be at its end. Our
+                            // own publication, if it happened, is visible to this plain read.
+                            if (seqs[i] != (pos + 1).toInt()) items[i] = SKIPPED // read by skipIfMarked()
+                            throw t
+                        }
                         return true
                     }
                 } else if (dif < 0) {
@@ -186,7 +211,7 @@ internal class MpmcTaskQueue(
                         val task = items[i] // plain: ordered after the getAcquire of seqs[i] above
                         items[i] = null
                         SEQ.setRelease(seqs, i, (pos + mask + 1).toInt()) // frees the slot; pairs with offer()
-                        return task
+                        if (task !== SKIPPED) return task
                     }
                 } else if (dif < 0) {
                     // Slot not filled: empty, or a producer claimed it and is still writing. Only
@@ -199,7 +224,11 @@ internal class MpmcTaskQueue(
                         continue
                     }
                     val e = ENQ.getVolatile(this) as Long
-                    return if (e and CLOSED != 0L && (e and CLOSED.inv()) == pos) EXHAUSTED else null
+                    if ((e and CLOSED.inv()) == pos) return if (e and CLOSED != 0L) EXHAUSTED else null
+                    // Claimed by a producer: still writing (null), or it failed and left the slot
+                    // skipped, which is published here for it and then taken as a dropped task.
+                    if (!skipIfMarked(i, pos)) return null
+                    continue
                 }
                 pos = DEQ.getVolatile(this) as Long
             }
@@ -227,16 +256,33 @@ internal class MpmcTaskQueue(
                     return 1
                 }
                 if (DEQ.compareAndSet(this, pos, pos + n)) { // claims the whole run for this consumer
+                    var taken = 0
                     for (k in 0 until n) { // each slot's item was ordered by its getAcquire above
                         val i = ((pos + k) and mask.toLong()).toInt()
-                        out[k] = items[i]
+                        val task = items[i]
+                        if (task !== SKIPPED) out[taken++] = task
                         items[i] = null
                         SEQ.setRelease(seqs, i, (pos + k + mask + 1).toInt()) // frees the slot; pairs with offer()
                     }
-                    return n
+                    if (taken > 0) return taken // else only skipped slots: look again
                 }
                 pos = DEQ.getVolatile(this) as Long
             }
+        }
+
+        /**
+         * Slot [i] of position [pos] is claimed and unpublished: if its producer failed and left
+         * it [SKIPPED], publishes it for that producer (one CAS from `pos` to `pos + 1`, the
+         * value the producer would have stored; the winner or a later consumer then takes it)
+         * and returns true. The acquire read sees the marker once the producer's plain store is
+         * visible: the previous lap's consumer nulled the slot before freeing it, and that free
+         * was acquired by the producer before its claim, which this consumer's read of the
+         * enqueue position follows.
+         */
+        private fun skipIfMarked(i: Int, pos: Long): Boolean {
+            if (ITEM.getAcquire(items, i) !== SKIPPED) return false // pairs with the producer's plain store in offer()
+            SEQ.compareAndSet(seqs, i, pos.toInt(), (pos + 1).toInt())
+            return true
         }
 
         fun closeForOffers() {
@@ -262,6 +308,14 @@ internal class MpmcTaskQueue(
             val DEQ: VarHandle = fieldHandle(Segment::class.java, "deqPos", Long::class.javaPrimitiveType!!)
             val NEXT: VarHandle = fieldHandle(Segment::class.java, "next", Segment::class.java)
             val SEQ: VarHandle = MethodHandles.arrayElementVarHandle(IntArray::class.java)
+            val ITEM: VarHandle = MethodHandles.arrayElementVarHandle(Array<Runnable?>::class.java)
+
+            /**
+             * Marks a slot whose producer failed between its claim and its publication; never
+             * returned by a consumer. A field of this class, so that the producer's failure path
+             * reads it with one `getstatic` and calls nothing.
+             */
+            @JvmField val SKIPPED: Runnable = Runnable { }
 
             /**
              * `seq - pos` in 32 bits: exact while `pos` is current (see `seqs`), because the true

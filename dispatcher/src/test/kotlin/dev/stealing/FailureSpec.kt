@@ -110,4 +110,81 @@ class FailureSpec : FunSpec({
             ran.await(10, TimeUnit.SECONDS) shouldBe true
         }
     }
+
+    /** Closes [d] on another thread; true if close() returned within [seconds]. */
+    fun closesWithin(d: StealingDispatcher, seconds: Long): Boolean {
+        val closer = kotlin.concurrent.thread(name = "${d.stats().name}-closer") { d.close() }
+        closer.join(TimeUnit.SECONDS.toMillis(seconds))
+        return !closer.isAlive
+    }
+
+    test("a submitter that throws between claiming a global-queue slot and publishing it does not wedge the queue") {
+        // Before the fix the claimed slot was never filled: every task behind it waited for ever
+        // while a worker spun on it, and close() never returned.
+        val d = StealingDispatcher(2, "overflow-global", StealingOptions(starvationInterval = Duration.ZERO))
+        d.pool.global.afterClaim = Runnable {
+            if (Thread.currentThread().name == "overflowing-submitter") throw StackOverflowError("test: between claim and publication")
+        }
+        val thrown = java.util.concurrent.atomic.AtomicReference<Throwable>()
+        val submitter = kotlin.concurrent.thread(name = "overflowing-submitter") {
+            try {
+                d.executor.execute { error("must not run: its submitter got the exception") }
+            } catch (e: Throwable) {
+                thrown.set(e)
+            }
+        }
+        submitter.join(10_000)
+        (thrown.get() is StackOverflowError) shouldBe true
+        val ran = CountDownLatch(1_000)
+        repeat(1_000) { d.executor.execute { ran.countDown() } }
+        ran.await(10, TimeUnit.SECONDS) shouldBe true
+        closesWithin(d, 10) shouldBe true
+    }
+
+    test("a fair queue whose only offer threw between claim and publication does not hold up close()") {
+        // The failed producer never scheduled the queue; quiescence asks every closed fair queue
+        // for work and would wait for ever on the skipped slot.
+        val d = StealingDispatcher(2, "overflow-fair", StealingOptions(starvationInterval = Duration.ZERO))
+        val q = d.fairQueue("overflowing")
+        val storage = FairQueueDispatcher::class.java.getDeclaredField("queue").apply { isAccessible = true }.get(q) as MpmcTaskQueue
+        storage.afterClaim = Runnable { throw StackOverflowError("test: between claim and publication") }
+        d.executor.execute { } // a worker is running
+        try {
+            q.executor.execute { error("must not run") }
+            error("the offer should have thrown")
+        } catch (e: StackOverflowError) { /* the submitter gets it */ }
+        closesWithin(d, 10) shouldBe true
+    }
+
+    test("tasks submitted from a thread at the end of its stack: each one runs or its submitter got the error, and close() returns") {
+        // The shape of the report: execute() called at every depth of a recursion until the
+        // stack overflows, over and over. In interpreted code the overflow can come between a
+        // global-queue slot's claim and its publication.
+        val d = StealingDispatcher(2, "overflow-deep", StealingOptions(starvationInterval = Duration.ZERO))
+        val accepted = AtomicInteger()
+        val ran = AtomicInteger()
+        var overflowsInExecute = 0
+        fun dive(depth: Int) {
+            try {
+                d.executor.execute { ran.incrementAndGet() }
+                accepted.incrementAndGet()
+            } catch (e: StackOverflowError) {
+                overflowsInExecute++
+            }
+            dive(depth + 1)
+        }
+        val diver = Thread(null, {
+            repeat(30) {
+                try {
+                    dive(0)
+                } catch (e: StackOverflowError) { /* the recursion reached the end of the stack */ }
+            }
+        }, "overflow-diver", 256L * 1024)
+        diver.start()
+        diver.join(60_000)
+        diver.isAlive shouldBe false
+        closesWithin(d, 30) shouldBe true
+        println("tasks from the end of a stack: ${accepted.get()} accepted, $overflowsInExecute overflows inside execute()")
+        ran.get() shouldBe accepted.get()
+    }
 })

@@ -181,4 +181,101 @@ class MpmcTaskQueueSpec : FunSpec({
             if (polled[id] != accepted[id]) error("task $id accepted=${accepted[id]} polled=${polled[id]}")
         }
     }
+
+    /** A queue whose producers throw [StackOverflowError] between claim and publication for the tasks in [failing]. */
+    fun failingQueue(failing: Set<Int>, segmentCapacity: Int = 4): Pair<MpmcTaskQueue, (IdTask) -> Boolean> {
+        val q = MpmcTaskQueue(segmentCapacity)
+        val current = ThreadLocal<IdTask>()
+        q.afterClaim = Runnable { if (current.get().id in failing) throw StackOverflowError("test: between claim and publication") }
+        val offer = { t: IdTask ->
+            current.set(t)
+            try {
+                q.offer(t)
+            } catch (e: StackOverflowError) {
+                false
+            }
+        }
+        return q to offer
+    }
+
+    test("a producer that throws between claim and publication leaves its slot skipped: poll takes every later task, in order") {
+        // Before the fix the slot stayed claimed and unpublished: every poll returned null for ever.
+        val failing = setOf(0, 5, 6, 13, 49)
+        val (q, offer) = failingQueue(failing)
+        val t = Array(50) { IdTask(it) }
+        t.forEach { offer(it) shouldBe (it.id !in failing) }
+        q.size() shouldBe 50 // claimed slots, skipped ones included, until a consumer passes them
+        for (i in 0 until 50) if (i !in failing) q.poll() shouldBeSameInstanceAs t[i]
+        q.poll() shouldBe null
+        q.size() shouldBe 0
+        q.close()
+        q.isDrained() shouldBe true
+    }
+
+    test("pollBatch passes over skipped slots, also a run of nothing but skipped ones") {
+        val failing = setOf(0, 1, 2, 3, 4, 5, 9, 20, 21)
+        val (q, offer) = failingQueue(failing, segmentCapacity = 8)
+        val t = Array(30) { IdTask(it) }
+        t.forEach { offer(it) }
+        val out = arrayOfNulls<Runnable>(4)
+        val taken = ArrayList<Int>()
+        while (true) {
+            val n = q.pollBatch(out)
+            if (n == 0) break
+            for (k in 0 until n) taken += (out[k] as IdTask).id
+        }
+        taken shouldBe (0 until 30).filter { it !in failing }
+        q.close()
+        q.isDrained() shouldBe true
+    }
+
+    test("a closed queue with only a skipped slot left drains once a consumer passes it") {
+        val (q, offer) = failingQueue(setOf(1))
+        offer(IdTask(0)) shouldBe true
+        offer(IdTask(1)) shouldBe false
+        q.close()
+        q.isDrained() shouldBe false // the skipped slot still counts until a consumer passes it
+        (q.poll() as IdTask).id shouldBe 0
+        q.poll() shouldBe null
+        q.isDrained() shouldBe true
+    }
+
+    test("skipped slots under racing producers and consumers: every accepted task is taken exactly once") {
+        val n = 200_000
+        val q = MpmcTaskQueue(segmentCapacity = 64)
+        q.afterClaim = Runnable { if (java.util.concurrent.ThreadLocalRandom.current().nextInt(50) == 0) throw StackOverflowError("test") }
+        val accepted = AtomicIntegerArray(n)
+        val taken = AtomicIntegerArray(n)
+        val producersDone = AtomicInteger()
+        val start = CyclicBarrier(4)
+        val producers = List(2) { p ->
+            thread {
+                start.await()
+                for (i in p until n step 2) {
+                    try {
+                        if (q.offer(IdTask(i))) accepted.set(i, 1)
+                    } catch (e: StackOverflowError) { /* not accepted */ }
+                }
+                producersDone.incrementAndGet()
+            }
+        }
+        val consumers = List(2) { c ->
+            thread {
+                start.await()
+                val out = arrayOfNulls<Runnable>(8)
+                while (true) {
+                    val got = if (c == 0) q.pollBatch(out) else (q.poll()?.let { out[0] = it; 1 } ?: 0)
+                    for (k in 0 until got) taken.incrementAndGet((out[k] as IdTask).id)
+                    if (got == 0 && producersDone.get() == 2 && q.size() == 0) break
+                }
+            }
+        }
+        (producers + consumers).forEach { it.join(60_000) }
+        var skipped = 0
+        for (i in 0 until n) {
+            if (accepted.get(i) == 0) skipped++
+            taken.get(i) shouldBe accepted.get(i)
+        }
+        (skipped > 0) shouldBe true
+    }
 })
