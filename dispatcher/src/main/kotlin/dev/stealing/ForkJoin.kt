@@ -1,21 +1,13 @@
 package dev.stealing
 
-import kotlinx.coroutines.CompletableJob
-import kotlinx.coroutines.CoroutineScope
-import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.ensureActive
-import kotlinx.coroutines.newCoroutineContext
-import java.lang.invoke.VarHandle
-import kotlin.coroutines.Continuation
 import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
-import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.coroutineContext
 import kotlin.coroutines.intrinsics.COROUTINE_SUSPENDED
-import kotlin.coroutines.intrinsics.createCoroutineUnintercepted
 import kotlin.coroutines.intrinsics.intercepted
 import kotlin.coroutines.intrinsics.startCoroutineUninterceptedOrReturn
 import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
@@ -40,8 +32,8 @@ import java.util.concurrent.CancellationException as JavaCancellationException
  * then [left] runs at once, as a plain suspend call in the caller's coroutine. If no worker has
  * taken [right] by then, the caller runs it too, the same way: no coroutine, no `Job`, nothing
  * to wait for. Only if another worker took it does [right] run as a coroutine of its own there,
- * with the caller's context (its `CoroutineName`, `ThreadContextElement`s, ...) and a child of
- * the caller's `Job`; the caller then suspends until it ends. The counters are in
+ * with the caller's context (its `CoroutineName`, `ThreadContextElement`s, ...) and a `Job` that
+ * cancelling the caller cancels; the caller then suspends until it ends. The counters are in
  * [StealingStats.forks], [StealingStats.forksInlined] and [StealingStats.forksStolen].
  *
  * **Anywhere else** (another dispatcher, `runBlocking`, a `limitedParallelism` view, an
@@ -199,133 +191,5 @@ private suspend fun <T> callNested(block: suspend () -> T): T = suspendCoroutine
         } finally {
             w.inlineDepth--
         }
-    }
-}
-
-/**
- * The half of a [forkJoin] offered to thieves: a task on the caller's deque that either its
- * caller takes back or a worker claims. [state] decides who runs [block], exactly once:
- * - null: queued, nobody has claimed it;
- * - [TAKEN]: the caller claimed it by CAS (it could not pop it: its `left` resumed on another
- *   worker, or tasks were pushed above it); the entry left in the deque is dead;
- * - a [StolenHalf]: a worker took it from a deque and claimed it by CAS; it runs there as a
- *   coroutine.
- * A caller that pops it from its deque owns it without a CAS: the deque hands each pushed task
- * to exactly one taker, and nothing else claims it.
- */
-internal class ForkHalf<B>(
-    @JvmField val block: suspend () -> B,
-    @JvmField val context: CoroutineContext,
-) : Runnable {
-    @Volatile @JvmField var state: Any? = null
-
-    /** The caller: claims the half it could not pop. False if a worker claimed it first. */
-    fun claimBack(): Boolean = STATE.compareAndSet(this, null, TAKEN)
-
-    /** A worker took this from a deque: claim it and start [block] as a coroutine, or skip a dead entry. */
-    override fun run() {
-        val stolen = claimStolen() ?: return // taken back by its caller: a dead entry
-        (Thread.currentThread() as? Worker)?.let { it.forksStolen++ }
-        stolen.start()
-    }
-
-    /** A worker that took this from a deque claims it: the [StolenHalf] to start, or null if the caller claimed it. */
-    fun claimStolen(): StolenHalf<B>? {
-        if (state != null) return null
-        val stolen = StolenHalf(this)
-        return if (STATE.compareAndSet(this, null, stolen)) stolen else null
-    }
-
-    override fun toString(): String = "ForkHalf@${Integer.toHexString(hashCode())}[" +
-        when (val s = state) { null -> "queued"; TAKEN -> "taken back"; else -> s.toString() } + "]"
-
-    internal companion object {
-        @JvmField val TAKEN = Any()
-        val STATE: VarHandle = fieldHandle(ForkHalf::class.java, "state", Any::class.java)
-    }
-}
-
-/**
- * A [ForkHalf] claimed by a worker: the completion of the coroutine that runs its block there,
- * with the caller's context and a child [Job] of the caller's job (so cancelling the caller
- * cancels it), and the meeting point with the caller, which suspends in [awaitDone].
- */
-internal class StolenHalf<B>(private val half: ForkHalf<B>) : Continuation<B> {
-    /** Set by [start] before the coroutine is created; read by it and its resumptions. */
-    override var context: CoroutineContext = EmptyCoroutineContext
-        private set
-
-    /** The child job, created by [start] before the coroutine starts; completed in [resumeWith]. */
-    private var childJob: CompletableJob? = null
-
-    /** null until [start] installs [childJob], or [CANCELLED] if the caller cancelled first; by CAS. */
-    @Volatile private var job: Any? = null
-
-    /** null until done; then [DONE]. Or the caller's intercepted continuation while it waits. */
-    @Volatile private var waiter: Any? = null
-
-    /** The outcome; written before [waiter] becomes [DONE], read after. */
-    private var outcome: Result<B>? = null
-
-    /** The first failure of either half (CAS from null), to decide which one forkJoin throws. */
-    @Volatile private var first: Throwable? = null
-
-    @OptIn(ExperimentalCoroutinesApi::class)
-    fun start() {
-        val parentContext = half.context
-        val job = Job(parentContext[Job])
-        childJob = job
-        if (!JOB.compareAndSet(this, null, job)) job.cancel() // the caller's left already failed
-        // The caller's context for a child, as `launch` builds it (copyable elements copied).
-        context = CallerScope(parentContext).newCoroutineContext(job)
-        if (!job.isActive) {
-            resumeWith(Result.failure(kotlinx.coroutines.CancellationException("forkJoin: cancelled before it started")))
-            return
-        }
-        // Dispatched to the pool: kotlinx installs the context's thread elements around each step.
-        half.block.createCoroutineUnintercepted(this).intercepted().resume(Unit)
-    }
-
-    override fun resumeWith(result: Result<B>) {
-        outcome = result
-        result.exceptionOrNull()?.let { FIRST.compareAndSet(this, null, it) }
-        childJob!!.complete() // a child of the caller's job: it ends before the caller goes on
-        val w = WAITER.getAndSet(this, DONE)
-        if (w != null) {
-            @Suppress("UNCHECKED_CAST")
-            (w as Continuation<Unit>).resume(Unit)
-        }
-    }
-
-    /** The caller's left failed with [cause]: record it and cancel this half (before or after it started). */
-    fun cancelBecause(cause: Throwable) {
-        FIRST.compareAndSet(this, null, cause)
-        if (JOB.compareAndSet(this, null, CANCELLED)) return // start() will see it
-        (job as? Job)?.cancel(kotlinx.coroutines.CancellationException("the other half of forkJoin failed", cause))
-    }
-
-    /** The caller: suspends (not cancellably: the half is cancelled through its job) until done. */
-    suspend fun awaitDone(): Unit = suspendCoroutineUninterceptedOrReturn { cont ->
-        if (waiter === DONE) return@suspendCoroutineUninterceptedOrReturn Unit
-        if (WAITER.compareAndSet(this, null, cont.intercepted())) COROUTINE_SUSPENDED else Unit
-    }
-
-    fun failure(): Throwable? = outcome!!.exceptionOrNull()
-
-    @Suppress("UNCHECKED_CAST")
-    fun value(): B = outcome!!.getOrThrow()
-
-    fun firstFailure(): Throwable? = first
-
-    override fun toString(): String = if (waiter === DONE) "stolen, done" else "stolen, running"
-
-    private class CallerScope(override val coroutineContext: CoroutineContext) : CoroutineScope
-
-    private companion object {
-        val DONE = Any()
-        val CANCELLED = Any()
-        val JOB: VarHandle = fieldHandle(StolenHalf::class.java, "job", Any::class.java)
-        val WAITER: VarHandle = fieldHandle(StolenHalf::class.java, "waiter", Any::class.java)
-        val FIRST: VarHandle = fieldHandle(StolenHalf::class.java, "first", Throwable::class.java)
     }
 }

@@ -1,0 +1,99 @@
+package dev.stealing
+
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import io.kotest.matchers.types.shouldBeInstanceOf
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.future.asCompletableFuture
+import java.time.Duration
+import java.util.concurrent.ExecutionException
+import java.util.concurrent.TimeUnit
+import kotlinx.coroutines.CancellationException as KCancellationException
+
+/**
+ * `forkJoin` recursions thousands of stolen halves deep: each half that another worker (or the
+ * caller's own worker, once the caller suspended) took runs as a coroutine of its own, inside
+ * the one above it. Success, a failure and a cancellation must all end at such depths.
+ */
+class DeepForkJoinSpec : FunSpec({
+    /**
+     * A spine [depth] deep in which every right half is stolen: each left half suspends until
+     * the bottom is reached, so its worker runs the right half from the deque as a coroutine.
+     * The bottom then returns 0 ([bottom] = "return"), throws, or waits to be cancelled; the
+     * top's left half throws once the bottom is reached if [topLeftThrows].
+     */
+    class Spine(val depth: Int, val bottom: String, val topLeftThrows: Boolean) {
+        val bottomReached = CompletableDeferred<Unit>()
+
+        suspend fun run(d: Int): Int {
+            if (d == 0) {
+                bottomReached.complete(Unit)
+                when (bottom) {
+                    "return" -> return 0
+                    "throw" -> throw IllegalStateException("leaf failed")
+                    else -> awaitCancellation()
+                }
+            }
+            val (a, b) = forkJoin({
+                bottomReached.await()
+                if (d == depth && topLeftThrows) throw IllegalStateException("top left failed")
+                1
+            }, { run(d - 1) })
+            return a + b
+        }
+    }
+
+    val depth = 5_000
+
+    /** Runs [spine] on a pool of two; cancels the root once the bottom is reached if [cancelRoot]. */
+    fun outcome(spine: Spine, cancelRoot: Boolean = false): Result<Int> {
+        val d = StealingDispatcher(2, "deep-fork-join", StealingOptions(starvationInterval = Duration.ZERO))
+        try {
+            val scope = CoroutineScope(Job())
+            val root = scope.async(d) { spine.run(spine.depth) }
+            if (cancelRoot) {
+                spine.bottomReached.asCompletableFuture().get(60, TimeUnit.SECONDS)
+                root.cancel(KCancellationException("root cancelled"))
+            }
+            return try {
+                Result.success(root.asCompletableFuture().get(60, TimeUnit.SECONDS))
+            } catch (e: ExecutionException) {
+                Result.failure(e.cause!!)
+            } catch (e: java.util.concurrent.CancellationException) {
+                Result.failure(e)
+            } finally {
+                scope.cancel()
+            }
+        } finally {
+            d.close()
+        }
+    }
+
+    test("success: a spine of $depth stolen halves returns") {
+        outcome(Spine(depth, bottom = "return", topLeftThrows = false)).getOrThrow() shouldBe depth
+    }
+
+    test("a failure at the bottom of $depth stolen halves is thrown at the top") {
+        val e = outcome(Spine(depth, bottom = "throw", topLeftThrows = false)).exceptionOrNull()
+        e.shouldBeInstanceOf<IllegalStateException>()
+        e.message shouldBe "leaf failed"
+    }
+
+    test("a failure at the top cancels $depth stolen halves below it and is thrown") {
+        // Before the fix the cancellation went down the chain of nested jobs recursively and
+        // overflowed the stack after about 850 of them; the rest were never cancelled.
+        val e = outcome(Spine(depth, bottom = "wait", topLeftThrows = true)).exceptionOrNull()
+        e.shouldBeInstanceOf<IllegalStateException>()
+        e.message shouldBe "top left failed"
+    }
+
+    test("cancelling the root cancels $depth stolen halves below it") {
+        val e = outcome(Spine(depth, bottom = "wait", topLeftThrows = false), cancelRoot = true).exceptionOrNull()
+        e.shouldBeInstanceOf<java.util.concurrent.CancellationException>()
+    }
+})
