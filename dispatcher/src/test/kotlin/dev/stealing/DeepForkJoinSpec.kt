@@ -1,5 +1,6 @@
 package dev.stealing
 
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.types.shouldBeInstanceOf
@@ -95,5 +96,34 @@ class DeepForkJoinSpec : FunSpec({
     test("cancelling the root cancels $depth stolen halves below it") {
         val e = outcome(Spine(depth, bottom = "wait", topLeftThrows = false), cancelRoot = true).exceptionOrNull()
         e.shouldBeInstanceOf<java.util.concurrent.CancellationException>()
+    }
+
+    test("soak: spines of random depth (up to 20,000 stolen halves) end in the expected way, each kind of ending") {
+        val random = kotlin.random.Random(7)
+        val rounds = 8 * stressMultiplier
+        val counts = IntArray(4)
+        repeat(rounds) { round ->
+            val kind = round % 4
+            val n = random.nextInt(1, 20_001)
+            val result = when (kind) {
+                0 -> outcome(Spine(n, bottom = "return", topLeftThrows = false))
+                1 -> outcome(Spine(n, bottom = "throw", topLeftThrows = false))
+                2 -> outcome(Spine(n, bottom = "wait", topLeftThrows = true))
+                else -> outcome(Spine(n, bottom = "wait", topLeftThrows = false), cancelRoot = true)
+            }
+            withClue("round $round, kind $kind, depth $n: $result") {
+                when (kind) {
+                    0 -> result.getOrNull() shouldBe n
+                    1 -> result.exceptionOrNull()?.message shouldBe "leaf failed"
+                    2 -> result.exceptionOrNull()?.message shouldBe "top left failed"
+                    else -> result.exceptionOrNull().shouldBeInstanceOf<java.util.concurrent.CancellationException>()
+                }
+            }
+            counts[kind]++
+        }
+        println(
+            "deep forkJoin soak (${System.getProperty("java.version")}, ${Runtime.getRuntime().availableProcessors()} CPUs): " +
+                "$rounds spines, ${counts[0]} returned, ${counts[1]} failed at the bottom, ${counts[2]} failed at the top, ${counts[3]} cancelled at the root",
+        )
     }
 })

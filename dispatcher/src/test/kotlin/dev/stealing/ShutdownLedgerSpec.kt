@@ -41,8 +41,14 @@ private object Outcome {
     val single = setOf(RAN, HANDED_BACK, REJECTED_AT_SUBMIT, REJECTED_TO_HANDLER, CANCELLED)
 }
 
-/** The submission paths: outside and from inside a task, plain, keyed, fair, forked, coroutine. */
-private val pathNames = listOf("execute", "keyed", "fair", "fork", "launch", "launch(keyed)", "launch(fair)")
+/**
+ * The submission paths: outside and from inside a task, plain, keyed, fair, forked, coroutine,
+ * delayed (one-shot, due in 0-2 ms) and periodic (first run in 0-2 ms, then every millisecond).
+ */
+private val pathNames = listOf("execute", "keyed", "fair", "fork", "launch", "launch(keyed)", "launch(fair)", "schedule", "periodic")
+
+private const val PATH_SCHEDULE = 7
+private const val PATH_PERIODIC = 8
 
 /** Tasks per outcome over a run of rounds, for the soak's report. */
 private class LedgerTotals {
@@ -68,13 +74,19 @@ private class LedgerTotals {
 
 /**
  * One round: three outside threads submit through every path, one task in ten submits two more
- * from its worker, and `shutdownNow()` or `close()` comes at a random moment. Returns a
- * description of every task that did not end in exactly one outcome (empty: all accounted).
+ * from its worker, and `shutdownNow()` or `close()` comes at a random moment, or, on a [fresh]
+ * pool, at once (no worker may have started yet). Returns a description of every task that did
+ * not end in exactly one outcome (empty: all accounted).
+ *
+ * A periodic task runs many times, so its runs are not counted: it must end handed back
+ * (`shutdownNow()`, uncancelled) or cancelled (`close()` cancels every periodic task), once.
  */
-private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: LedgerTotals): List<String> {
+private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: LedgerTotals, fresh: Boolean = false): List<String> {
     val outcomes = AtomicIntegerArray(capacity)
     val paths = ByteArray(capacity)
     val forked = AtomicReferenceArray<ForkedTask<*>?>(capacity)
+    val scheduled = AtomicReferenceArray<java.util.concurrent.ScheduledFuture<*>?>(capacity)
+    val scheduledIds = java.util.concurrent.ConcurrentHashMap<Any, Int>()
     val jobs = AtomicReferenceArray<Job?>(capacity)
     val unexpected = ConcurrentLinkedQueue<String>()
     val nextId = AtomicInteger()
@@ -117,7 +129,19 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
                     3 -> forked.set(id, d.fork { body(id) })
                     4 -> jobs.set(id, scope.launch(d) { body(id) })
                     5 -> jobs.set(id, scope.launch(keyedDispatchers[id % keyedDispatchers.size]) { body(id) })
-                    else -> jobs.set(id, scope.launch(fairQueues[id % fairQueues.size]) { body(id) })
+                    6 -> jobs.set(id, scope.launch(fairQueues[id % fairQueues.size]) { body(id) })
+                    PATH_SCHEDULE -> {
+                        val delay = (id * 7919L) % 2_000
+                        val f = d.executor.schedule(Runnable { body(id) }, delay, TimeUnit.MICROSECONDS)
+                        scheduledIds[f] = id
+                        scheduled.set(id, f)
+                    }
+                    else -> {
+                        val delay = (id * 7919L) % 2_000
+                        val f = d.executor.scheduleAtFixedRate({ }, delay, 1_000, TimeUnit.MICROSECONDS)
+                        scheduledIds[f] = id
+                        scheduled.set(id, f)
+                    }
                 }
             } catch (e: RejectedExecutionException) {
                 mark(id, Outcome.REJECTED_AT_SUBMIT)
@@ -135,7 +159,7 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
         }
     }
     start.await()
-    spin(random.nextLong(200_000, 3_000_000)) // let work pile up and run; the race is the subject
+    if (!fresh) spin(random.nextLong(200_000, 3_000_000)) // let work pile up and run; the race is the subject
     val useShutdownNow = random.nextBoolean()
     val handedBack: List<Runnable> = if (useShutdownNow) d.executor.shutdownNow() else emptyList<Runnable>().also { d.close() }
     stopProducers.set(true)
@@ -146,7 +170,10 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
         when (task) {
             is ShutdownLedgerTask -> mark(task.id, Outcome.HANDED_BACK)
             is ForkedTask<*> -> Unit // cancelled by shutdownNow: counted below
-            else -> unexpected += "handed back an unknown task $task"
+            else -> {
+                val id = scheduledIds[task]
+                if (id == null) unexpected += "handed back an unknown task $task" else mark(id, Outcome.HANDED_BACK)
+            }
         }
     }
     val submitted = minOf(nextId.get(), capacity)
@@ -159,6 +186,10 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
         if (f != null && f.isCancelled && !ran) mark(id, Outcome.CANCELLED)
         val j = jobs.get(id)
         if (j != null && j.isCancelled) mark(id, Outcome.CANCELLED)
+        // A delayed or periodic task handed back is not cancelled; one cancelled was not handed back.
+        val sf = scheduled.get(id)
+        if (sf != null && sf.isCancelled && (paths[id].toInt() == PATH_PERIODIC || !ran)) mark(id, Outcome.CANCELLED)
+        if (sf != null && paths[id].toInt() == PATH_PERIODIC && sf.isDone && !sf.isCancelled) unexpected += "periodic task $id ended with a failure"
     }
     val bad = ArrayList<String>(unexpected)
     totals.rounds++
@@ -166,7 +197,7 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
         val o = outcomes.get(id)
         totals.add(o)
         if (o !in Outcome.single) {
-            bad += "round $round (${if (useShutdownNow) "shutdownNow" else "close"}): task $id via " +
+            bad += "round $round (${if (useShutdownNow) "shutdownNow" else "close"}${if (fresh) ", fresh pool" else ""}): task $id via " +
                 "${pathNames[paths[id].toInt()]} has outcome 0x${Integer.toHexString(o)}"
         }
     }
@@ -191,7 +222,8 @@ class ShutdownLedgerSpec : FunSpec({
         val failures = ArrayList<String>()
         val totals = LedgerTotals()
         while (round < rounds && System.nanoTime() - deadline < 0) {
-            failures += ledgerRound(round, random, capacity = 50_000, totals)
+            // Every third round on a fresh pool: the stop comes before any worker may have started.
+            failures += ledgerRound(round, random, capacity = 50_000, totals, fresh = round % 3 == 2)
             round++
             if (failures.size > 20) break
         }
