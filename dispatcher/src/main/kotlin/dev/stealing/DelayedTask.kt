@@ -67,11 +67,12 @@ internal class DelayedTask<V>(
             cancel(false)
             return
         }
-        // A cancel() or a shutdown() that came between the run and the add found this task in
-        // no heap. Dekker pairs: the add writes `heap` (volatile) before this reads the future's
-        // state, cancel() writes that state before it reads `heap`; shutdown() writes the run
-        // state before it locks this heap to stop periodic tasks, and the add locks it too.
-        if (body.isCancelled) pool.removeTimer(this) else if (pool.isShutdown()) cancel(false)
+        // A cancel() that came between the run and the add found this task in no heap (also
+        // shutdown()'s, which cancels every live periodic task: PeriodicTasks). Dekker pair: the
+        // add writes `heap` (volatile) before this reads the future's state, cancel() writes that
+        // state before it reads `heap`. A shutdownNow() meanwhile takes it from the heap and
+        // hands it back: it must stay uncancelled then, so the run state is not looked at here.
+        if (body.isCancelled) pool.removeTimer(this)
     }
 
     override fun cancel(mayInterruptIfRunning: Boolean): Boolean {

@@ -74,9 +74,13 @@ internal class ForkHalf<B>(
  * registered with that enclosing half instead ([adopt]). Cancelling the anchor cancels every half
  * below it as a flat list of children; cancelling one half because its sibling failed
  * ([cancelBecause]) walks its registered descendants with a list, not the stack
- * ([cancelSubtree]). A failure of a coroutine that user code launched inside a half still goes
- * up through kotlinx's parent links, from the half's job to the anchor, as before. This half is
- * also the context element by which a nested `forkJoin` finds its enclosing half.
+ * ([cancelSubtree]). A half's job cancelled any other way (its own code cancels its scope, a
+ * coroutine launched inside it fails under a supervisor anchor) reaches its registered
+ * descendants through a [watch]: a kotlinx child of the half's job with no children of its own,
+ * whose completion handler runs [cancelSubtree]. A failure of a coroutine that user code
+ * launched inside a half still goes up through kotlinx's parent links, from the half's job to
+ * the anchor, as before. This half is also the context element by which a nested `forkJoin`
+ * finds its enclosing half.
  */
 internal class StolenHalf<B>(private val half: ForkHalf<B>) : AbstractCoroutineContextElement(StolenHalf), Continuation<B> {
     /** Set by [start] before the coroutine is created; read by it and its resumptions. */
@@ -93,7 +97,10 @@ internal class StolenHalf<B>(private val half: ForkHalf<B>) : AbstractCoroutineC
     private var enclosing: StolenHalf<*>? = null
 
     /** Halves started directly by this half's coroutine and not yet done; guarded by `this`. */
-    private var nested: ArrayList<StolenHalf<*>>? = null
+    private var nested: HashSet<StolenHalf<*>>? = null
+
+    /** A child of [childJob] whose cancellation cancels this half's subtree; completed in [resumeWith]. */
+    private var watch: CompletableJob? = null
 
     /** Set under `this` when this half's subtree is cancelled: a half that registers later is cancelled at once. */
     private var subtreeCancelled: CancellationException? = null
@@ -121,6 +128,13 @@ internal class StolenHalf<B>(private val half: ForkHalf<B>) : AbstractCoroutineC
         enclosing = outer
         val job = Job(parent)
         childJob = job
+        // Cancelled with the job, whoever cancels it; it has no children, so the handler runs
+        // at once and nothing recurses (a half already marked does nothing: markSubtreeCancelled).
+        watch = Job(job).also { w ->
+            w.invokeOnCompletion { cause ->
+                if (cause != null) cancelSubtree(cause as? CancellationException ?: CancellationException("forkJoin: cancelled", cause))
+            }
+        }
         if (!JOB.compareAndSet(this, null, job)) {
             job.cancel() // the caller's left already failed
         } else if (outer != null) {
@@ -141,6 +155,7 @@ internal class StolenHalf<B>(private val half: ForkHalf<B>) : AbstractCoroutineC
         outcome = result
         result.exceptionOrNull()?.let { FIRST.compareAndSet(this, null, it) }
         enclosing?.release(this)
+        watch!!.complete() // before its parent: a job completes only once its children have
         childJob!!.complete() // ends before the caller goes on: the caller waits for it in awaitDone()
         val w = WAITER.getAndSet(this, DONE)
         if (w != null) {
@@ -152,7 +167,7 @@ internal class StolenHalf<B>(private val half: ForkHalf<B>) : AbstractCoroutineC
     /** Registers [child], started by this half's coroutine; the cause to cancel it with if this subtree is already cancelled. */
     private fun adopt(child: StolenHalf<*>): CancellationException? = synchronized(this) {
         subtreeCancelled ?: run {
-            (nested ?: ArrayList<StolenHalf<*>>(2).also { nested = it }) += child
+            (nested ?: HashSet<StolenHalf<*>>(4).also { nested = it }) += child
             null
         }
     }

@@ -33,9 +33,8 @@ import java.lang.invoke.VarHandle
  * the publication's `VarHandle` call can hit in interpreted code), the producer marks the slot
  * [Segment.SKIPPED] with plain stores only (no call that could overflow again) and rethrows: its
  * caller gets the exception and the task was not accepted. A consumer that finds a slot claimed
- * but unpublished and marked skipped publishes it on the producer's behalf (a CAS on the slot's
- * sequence number, so one consumer does) and takes it like a task, dropping the marker; consumers
- * never return it. Tasks behind such a slot are therefore not held up for ever: a worker that
+ * but unpublished and marked skipped claims that position itself and frees the slot empty, never
+ * reading the task. Tasks behind such a slot are therefore not held up for ever: a worker that
  * reads the queue as "a producer is writing" keeps looking (the claimed slot counts in [size])
  * until the marker is visible.
  */
@@ -185,9 +184,11 @@ internal class MpmcTaskQueue(
                             items[i] = task // plain: published by the release store below
                             SEQ.setRelease(seqs, i, (pos + 1).toInt()) // pairs with getAcquire in poll()
                         } catch (t: Throwable) {
-                            // Plain array accesses only, no call: the stack may be at its end. Our
-                            // own publication, if it happened, is visible to this plain read.
-                            if (seqs[i] != (pos + 1).toInt()) items[i] = SKIPPED // read by skipIfMarked()
+                            // Plain array accesses only, no call: the stack may be at its end.
+                            // Unpublished exactly while the sequence is still `pos`: only this
+                            // producer moves it off `pos`, and a consumer may free and reuse the
+                            // slot once it is published. Read by skipIfMarked().
+                            if (seqs[i] == pos.toInt()) items[i] = SKIPPED
                             throw t
                         }
                         return true
@@ -211,7 +212,7 @@ internal class MpmcTaskQueue(
                         val task = items[i] // plain: ordered after the getAcquire of seqs[i] above
                         items[i] = null
                         SEQ.setRelease(seqs, i, (pos + mask + 1).toInt()) // frees the slot; pairs with offer()
-                        if (task !== SKIPPED) return task
+                        return task
                     }
                 } else if (dif < 0) {
                     // Slot not filled: empty, or a producer claimed it and is still writing. Only
@@ -226,8 +227,9 @@ internal class MpmcTaskQueue(
                     val e = ENQ.getVolatile(this) as Long
                     if ((e and CLOSED.inv()) == pos) return if (e and CLOSED != 0L) EXHAUSTED else null
                     // Claimed by a producer: still writing (null), or it failed and left the slot
-                    // skipped, which is published here for it and then taken as a dropped task.
+                    // skipped, which a consumer passes over (claims and frees it empty).
                     if (!skipIfMarked(i, pos)) return null
+                    pos = DEQ.getVolatile(this) as Long
                     continue
                 }
                 pos = DEQ.getVolatile(this) as Long
@@ -256,32 +258,38 @@ internal class MpmcTaskQueue(
                     return 1
                 }
                 if (DEQ.compareAndSet(this, pos, pos + n)) { // claims the whole run for this consumer
-                    var taken = 0
                     for (k in 0 until n) { // each slot's item was ordered by its getAcquire above
                         val i = ((pos + k) and mask.toLong()).toInt()
-                        val task = items[i]
-                        if (task !== SKIPPED) out[taken++] = task
+                        out[k] = items[i]
                         items[i] = null
                         SEQ.setRelease(seqs, i, (pos + k + mask + 1).toInt()) // frees the slot; pairs with offer()
                     }
-                    if (taken > 0) return taken // else only skipped slots: look again
+                    return n
                 }
                 pos = DEQ.getVolatile(this) as Long
             }
         }
 
         /**
-         * Slot [i] of position [pos] is claimed and unpublished: if its producer failed and left
-         * it [SKIPPED], publishes it for that producer (one CAS from `pos` to `pos + 1`, the
-         * value the producer would have stored; the winner or a later consumer then takes it)
-         * and returns true. The acquire read sees the marker once the producer's plain store is
-         * visible: the previous lap's consumer nulled the slot before freeing it, and that free
-         * was acquired by the producer before its claim, which this consumer's read of the
-         * enqueue position follows.
+         * Slot [i] of the current dequeue position [pos] is claimed and unpublished: if its
+         * producer failed and left it [SKIPPED], claims the position (the CAS on `deqPos`, so
+         * one consumer does), empties the slot and frees it for the next lap as a consume does,
+         * and returns true; the caller then looks at the next position. The slot is never
+         * published, so no consumer reads the task the producer may have written before it
+         * failed. Its sequence number stays `pos` until the free: producers of the next lap wait
+         * for `pos + capacity`, consumers of this one for `pos + 1`.
+         *
+         * The marker is a plain store of the failed producer's, with no release to pair with:
+         * this read sees it once it is visible (until then the slot reads as a producer still
+         * writing), and cannot see one of an earlier lap, whose consumer emptied the slot
+         * before freeing it for this lap's producer (release, acquired by that producer before
+         * its claim, which this consumer's read of the enqueue position follows).
          */
         private fun skipIfMarked(i: Int, pos: Long): Boolean {
-            if (ITEM.getAcquire(items, i) !== SKIPPED) return false // pairs with the producer's plain store in offer()
-            SEQ.compareAndSet(seqs, i, pos.toInt(), (pos + 1).toInt())
+            if (ITEM.getAcquire(items, i) !== SKIPPED) return false
+            if (!DEQ.compareAndSet(this, pos, pos + 1)) return true // another consumer passed it, or took pos
+            items[i] = null
+            SEQ.setRelease(seqs, i, (pos + mask + 1).toInt()) // frees the slot; pairs with offer()
             return true
         }
 

@@ -115,8 +115,10 @@ internal fun WorkStealingPool.stop(): List<Runnable> {
     val handedBack = ArrayList<Runnable>(unstarted.size)
     for (task in unstarted) {
         if (task is DelayedTask<*>) { // before discard(), which would cancel it
-            task.handBack()
-            handedBack += task
+            if (!task.isDone) { // one cancelled by shutdown() earlier has ended: not handed back (as STPE)
+                task.handBack()
+                handedBack += task
+            }
             continue
         }
         val ended = discard(task, "The task was rejected: $name stopped")
@@ -253,6 +255,12 @@ internal fun WorkStealingPool.rejectQueuedWithoutWorkers(cause: Throwable) {
             while (true) rejectTask(global.poll() ?: fair.poll() ?: break, startFailure = cause)
         } finally {
             rejectingStranded.set(false)
+        }
+        // A shutdown that came while the start was failing could not terminate the pool (the
+        // worker was counted, then the queues held work): with both now empty, it can.
+        if (isShutdown()) {
+            lock.withLock { tryTerminateLocked() }
+            if (isTerminated()) monitor?.wakeToExit()
         }
         if (idle.liveCount != 0 || (global.size() == 0 && !fair.hasWork())) return
     }

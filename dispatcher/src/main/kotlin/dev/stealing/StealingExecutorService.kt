@@ -198,10 +198,15 @@ internal class PoolExecutorService(
         val delayNanos = unit.toNanos(delay)
         val task = DelayedTask(deadlineAfterNanos(delayNanos), if (propagateContext) ContextCapture.wrap(callable) else callable, period, pool)
         if (period != 0L) pool.periodicTasks.register(task)
-        val accepted = when {
-            pool.isShutdown() -> false
-            delayNanos <= 0L -> pool.execute(task) || rejected(task) // execute() counted it
-            else -> pool.addTimer(task)
+        val accepted = try {
+            when {
+                pool.isShutdown() -> false
+                delayNanos <= 0L -> pool.execute(task) || rejected(task) // execute() counted it
+                else -> pool.addTimer(task)
+            }
+        } catch (e: Throwable) { // not accepted (a StackOverflowError while offering, say)
+            pool.periodicTasks.remove(task)
+            throw e
         }
         if (!accepted) {
             pool.rejected.increment()

@@ -8,8 +8,10 @@ import java.util.concurrent.locks.LockSupport
 import java.util.concurrent.locks.ReentrantLock
 
 /**
- * The engine behind [StealingDispatcher]: its parts, and where a task goes. Everything
- * public-facing lives in [StealingDispatcher], [StealingExecutorService] ([PoolExecutorService]) and [ForkedTask].
+ * The engine behind [StealingDispatcher]: its parts, and where a task goes. Nothing here is
+ * public; the public API is the library's public declarations ([StealingDispatcher] and its
+ * options, stats, executor, fair-queue and affinity dispatchers, [ForkedTask], `forkJoin`,
+ * `awaitInline`, `blocking`, the Micrometer binder), listed in `docs/design.md`.
  *
  * The pool's jobs, one file each:
  * - routing and publication (this file): [execute], [fork], [executeYield], [executeKeyed],
@@ -239,7 +241,7 @@ internal class WorkStealingPool(
      * can run it, so no other worker is woken: [target] wakes itself
      * ([IdleControl.parkWhileIdle]). The CAS in [KeyedQueue.offer] and the volatile read of the
      * park state below pair with the sleeper's IDLE write + fence + check of its queue
-     * (docs/parking.md, "Keyed work"). False, and nothing queued, if [target] has closed its
+     * (docs/parking.md, "Affinity (keyed work)"). False, and nothing queued, if [target] has closed its
      * queue on its way out.
      */
     private fun offerKeyed(target: Worker, task: Runnable): Boolean {

@@ -91,6 +91,7 @@ internal fun WorkStealingPool.startWorker(): Boolean {
             if (w.isExtra) injected--
             tryTerminateLocked()
         }
+        if (isTerminated()) monitor?.wakeToExit() // it may have been started for this worker
         throw e
     }
     if (w.isExtra) {

@@ -28,7 +28,7 @@ class DeepForkJoinSpec : FunSpec({
      * The bottom then returns 0 ([bottom] = "return"), throws, or waits to be cancelled; the
      * top's left half throws once the bottom is reached if [topLeftThrows].
      */
-    class Spine(val depth: Int, val bottom: String, val topLeftThrows: Boolean) {
+    class Spine(val depth: Int, val bottom: String, val topLeftThrows: Boolean, val cancelsOwnScopeAt: Int = -1) {
         val bottomReached = CompletableDeferred<Unit>()
 
         suspend fun run(d: Int): Int {
@@ -43,6 +43,7 @@ class DeepForkJoinSpec : FunSpec({
             val (a, b) = forkJoin({
                 bottomReached.await()
                 if (d == depth && topLeftThrows) throw IllegalStateException("top left failed")
+                if (d == cancelsOwnScopeAt) kotlinx.coroutines.currentCoroutineContext()[Job]!!.cancel()
                 1
             }, { run(d - 1) })
             return a + b
@@ -91,6 +92,14 @@ class DeepForkJoinSpec : FunSpec({
         val e = outcome(Spine(depth, bottom = "wait", topLeftThrows = true)).exceptionOrNull()
         e.shouldBeInstanceOf<IllegalStateException>()
         e.message shouldBe "top left failed"
+    }
+
+    test("a stolen half that cancels its own scope cancels the stolen halves below it") {
+        // The left half at level 2,500 runs in the coroutine of the stolen half above it and
+        // cancels that coroutine's job. Before the watch on each half's job, the halves below,
+        // whose jobs are children of the root rather than of that job, were never cancelled.
+        val e = outcome(Spine(depth, bottom = "wait", topLeftThrows = false, cancelsOwnScopeAt = depth / 2)).exceptionOrNull()
+        e.shouldBeInstanceOf<java.util.concurrent.CancellationException>()
     }
 
     test("cancelling the root cancels $depth stolen halves below it") {

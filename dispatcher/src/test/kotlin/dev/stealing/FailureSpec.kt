@@ -118,6 +118,26 @@ class FailureSpec : FunSpec({
         return !closer.isAlive
     }
 
+    test("a shutdown while the first worker's start is failing: the queued fair task is rejected and the pool terminates") {
+        // shutdown() saw the worker counted and did not terminate; the start then failed with a
+        // fair task queued, which was rejected, and before the fix nothing looked again: close()
+        // waited for ever.
+        val handled = java.util.concurrent.ConcurrentLinkedQueue<Runnable>()
+        val d = StealingDispatcher(1, "fail-start-shutdown", StealingOptions(exceptionHandler = { t, _ -> handled += t }))
+        val q = d.fairQueue("q")
+        d.pool.threadStarter = java.util.function.Consumer { _ ->
+            val shutter = kotlin.concurrent.thread { d.pool.shutdown() }
+            shutter.join(10_000)
+            throw OutOfMemoryError("unable to create native thread (test)")
+        }
+        val task = Runnable { error("must not run") }
+        try {
+            q.executor.execute(task)
+        } catch (e: OutOfMemoryError) { /* the starter's failure reaches the submitter's signal */ }
+        d.pool.awaitTermination(TimeUnit.SECONDS.toNanos(10)) shouldBe true
+        (task in handled) shouldBe true
+    }
+
     test("a submitter that throws between claiming a global-queue slot and publishing it does not wedge the queue") {
         // Before the fix the claimed slot was never filled: every task behind it waited for ever
         // while a worker spun on it, and close() never returned.

@@ -457,6 +457,58 @@ class ScheduledExecutorSpec : FunSpec({
         terminated.shouldBeTrue()
     }
 
+    test("review: shutdownNow between a periodic task's run and its re-add hands it back uncancelled") {
+        // The worker re-adds the task to its heap just before shutdownNow() takes the heap. Before
+        // the fix the worker then saw the pool shut down and cancelled the task it had just
+        // handed back.
+        val d = StealingDispatcher(1, "review-handback-readd", StealingOptions(starvationInterval = Duration.ZERO))
+        val ran = CountDownLatch(1)
+        val go = CountDownLatch(1)
+        val worker = java.util.concurrent.CompletableFuture<Thread>()
+        val f = d.executor.scheduleAtFixedRate({
+            worker.complete(Thread.currentThread())
+            ran.countDown()
+            go.await()
+        }, 20, 3_600_000, TimeUnit.MILLISECONDS)
+        ran.await(10, TimeUnit.SECONDS).shouldBeTrue()
+        val w = worker.get(10, TimeUnit.SECONDS)
+        val lock = heapLock(d)
+        var handedBack: List<Runnable> = emptyList()
+        lock.lock()
+        val stopper: Thread
+        try {
+            go.countDown()
+            eventually(5_000) { lock.hasQueuedThread(w) }.shouldBeTrue() // the worker waits to re-add
+            stopper = kotlin.concurrent.thread { handedBack = d.executor.shutdownNow() }
+            eventually(5_000) { lock.hasQueuedThread(stopper) }.shouldBeTrue() // shutdownNow() waits to take the heap
+        } finally {
+            lock.unlock() // the worker, queued first, re-adds; then shutdownNow() takes it
+        }
+        stopper.join(10_000)
+        d.executor.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
+        handedBack shouldBe listOf(f)
+        f.isCancelled.shouldBeFalse()
+    }
+
+    test("shutdownNow after shutdown does not hand back the periodic tasks shutdown cancelled (as ScheduledThreadPoolExecutor)") {
+        val d = StealingDispatcher(1, "sched-shutdown-then-now")
+        val release = CountDownLatch(1)
+        val busy = CountDownLatch(1)
+        d.executor.execute {
+            busy.countDown()
+            release.await(30, TimeUnit.SECONDS)
+        }
+        busy.await(10, TimeUnit.SECONDS).shouldBeTrue()
+        val due = d.executor.scheduleAtFixedRate({ }, 0, 1, TimeUnit.MILLISECONDS) // queued as due behind the busy worker
+        val oneShot = d.executor.schedule(Runnable { }, 1, TimeUnit.HOURS)
+        d.executor.shutdown()
+        due.isCancelled.shouldBeTrue()
+        val handedBack = d.executor.shutdownNow()
+        release.countDown()
+        handedBack shouldBe listOf(oneShot)
+        d.executor.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
+    }
+
     test("after shutdown a task of the pool cannot schedule either (as ScheduledThreadPoolExecutor)") {
         val d = StealingDispatcher(1, "sched-after-shutdown")
         val go = CountDownLatch(1)
