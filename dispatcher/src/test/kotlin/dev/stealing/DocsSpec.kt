@@ -5,6 +5,7 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldBeEmpty
 import io.kotest.matchers.collections.shouldContainExactlyInAnyOrder
 import io.kotest.matchers.collections.shouldNotBeEmpty
+import io.kotest.matchers.shouldBe
 import java.io.File
 
 // Checks that keep the design notes and the code comments from drifting away from the code.
@@ -124,7 +125,54 @@ private fun staleMessage(stale: List<Mention>): String =
         "pair, so a reader checking the memory ordering can find it. file:line: name():\n" +
         stale.joinToString("\n")
 
+/** GitHub's anchor for a Markdown heading: lower case, punctuation other than `-` and `_` dropped, spaces to `-`. */
+private fun anchorOf(heading: String): String =
+    heading.trim().lowercase().replace(Regex("[^\\p{L}\\p{N}_ -]"), "").replace(' ', '-')
+
+/**
+ * Every `[text](file.md#anchor)` or `[text](#anchor)` link in [docs] (path to text, paths
+ * relative to the repository root) whose anchor is no heading of its target; "path: link".
+ * A target outside [docs] is not checked.
+ */
+private fun brokenAnchors(docs: Map<String, String>): List<String> {
+    val anchors = docs.mapValues { (_, text) ->
+        Regex("^#+\\s+(.*)$", RegexOption.MULTILINE).findAll(text).map { anchorOf(it.groupValues[1]) }.toSet()
+    }
+    val broken = ArrayList<String>()
+    for ((path, text) in docs) {
+        for (m in Regex("\\]\\(([^)#\\s]*)#([^)\\s]+)\\)").findAll(text)) {
+            val target = if (m.groupValues[1].isEmpty()) path else File(File(path).parent ?: ".", m.groupValues[1]).normalize().invariantSeparatorsPath
+            val known = anchors[target] ?: continue
+            if (m.groupValues[2] !in known) broken += "$path: ${m.value}"
+        }
+    }
+    return broken
+}
+
 class DocsSpec : FunSpec({
+    test("every #anchor link in the README and docs/ leads to a heading") {
+        val root = File("..")
+        val files = listOf(File(root, "README.md"), File(root, "benchmarks/README.md")) +
+            (File(root, "docs").listFiles { f -> f.name.endsWith(".md") }?.toList() ?: emptyList())
+        val docs = files.filter { it.isFile }.associate { it.relativeTo(root).invariantSeparatorsPath to it.readText() }
+        docs.keys.contains("README.md") shouldBe true
+        withClue("These links name a section that their target file does not have (renamed or removed heading?)") {
+            brokenAnchors(docs).shouldBeEmpty()
+        }
+    }
+
+    test("self-check of the anchor scan on made-up files: it reports a link to a missing heading") {
+        val docs = mapOf(
+            "README.md" to "# Title\n## Results (2026-11-27)\nSee [r](#results-2026-11-27), [p](docs/p.md#the-flood), " +
+                "[gone](docs/p.md#targets-not-met-on-jdk-17), [self](#nowhere), [ext](https://example.com/#x).",
+            "docs/p.md" to "# P\n## The flood\nBack to [readme](../README.md#title).",
+        )
+        brokenAnchors(docs) shouldContainExactlyInAnyOrder listOf(
+            "README.md: ](docs/p.md#targets-not-met-on-jdk-17)",
+            "README.md: ](#nowhere)",
+        )
+    }
+
     test("the file table of docs/design.md lists every source file of the dispatcher, and only existing ones") {
         val sourceNames = mainKotlinFiles().map { it.name }.toSet()
         sourceNames.shouldNotBeEmpty()
