@@ -116,10 +116,11 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
 
     /**
      * [shutdown], then waits until every accepted task has run and the pool's threads (workers
-     * and starvation monitor) have finished, as `ExecutorService.close()` (JDK 19+) does. An interrupt while waiting does not
-     * end the wait (and, unlike the JDK's default method, does not discard queued work: use
-     * [shutdownNow] for that); it is set again before this returns. Called from a task of this
-     * pool, it cannot wait for itself: it stops intake and returns. Available on JDK 17 too.
+     * and starvation monitor) have finished, as `ExecutorService.close()` (JDK 19+) does. An
+     * interrupt while waiting does not end the wait (and, unlike the JDK's default method, does
+     * not discard queued work: use [shutdownNow] for that); it is set again before this returns.
+     * Called from a task of this pool, it cannot wait for itself: it stops intake and returns.
+     * Available on JDK 17 too.
      *
      * @throws UnsupportedOperationException on the shared pool's executor.
      */
@@ -201,7 +202,7 @@ internal class PoolExecutorService(
         val accepted = try {
             when {
                 pool.isShutdown() -> false
-                delayNanos <= 0L -> pool.execute(task) || rejected(task) // execute() counted it
+                delayNanos <= 0L -> pool.execute(task) || refuse(task) // execute() counted it
                 else -> pool.addTimer(task)
             }
         } catch (e: Throwable) { // not accepted (a StackOverflowError while offering, say)
@@ -210,12 +211,13 @@ internal class PoolExecutorService(
         }
         if (!accepted) {
             pool.rejected.increment()
-            rejected(task)
+            refuse(task)
         }
         return task
     }
 
-    private fun rejected(task: DelayedTask<*>): Nothing {
+    /** [task] was not accepted: it leaves the live periodic tasks, and its scheduler gets the exception. */
+    private fun refuse(task: DelayedTask<*>): Nothing {
         pool.periodicTasks.remove(task)
         reject(task)
     }
