@@ -52,7 +52,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
      * without an interface type check; changed only by CAS ([CALLABLE]).
      *
      * Not volatile: a volatile store in the constructor costs a full fence on every fork
-     * (docs/performance.md, "Fork/join"). The plain store reaches other threads with the task
+     * (docs/investigations/2026-11-24-fork-join.md). The plain store reaches other threads with the task
      * itself, through the release/acquire of the queue that hands the task over (`bottom` of a
      * deque, a slot's sequence in the global queue) or the caller's own publication of the
      * returned task, as [result]'s first value does. A plain read that misses another thread's
@@ -306,7 +306,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
     private companion object {
         /**
          * Spin-waits a joiner spends finding nothing to help with before it blocks (tens of
-         * microseconds; docs/performance.md).
+         * microseconds; docs/investigations/2026-11-24-spin-waits.md).
          */
         const val HELP_SPINS = 2048
 

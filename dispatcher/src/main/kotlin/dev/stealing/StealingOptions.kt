@@ -32,8 +32,8 @@ import kotlin.time.toKotlinDuration
  *   parks, in units of 64 spin-waits: after one steal round it spins for `spinRounds x 64`
  *   spin-waits with steal rounds in between, further apart as the search goes on (64, 128,
  *   256, then every 512 spin-waits). Default 32: about 50 microseconds (measured times in
- *   docs/performance.md). Higher values trade idle CPU for wake-up latency; 0 parks right
- *   after one round.
+ *   docs/investigations/2026-11-24-spin-waits.md). Higher values trade idle CPU for wake-up
+ *   latency; 0 parks right after one round.
  * @property globalCheckInterval every this many tasks a worker looks at the global queue and at
  *   the oldest task of its own deque or of its yield queue first, so none of them starves (default 61).
  * @property initialDequeCapacity initial ring size of each worker's deque; a power of two in

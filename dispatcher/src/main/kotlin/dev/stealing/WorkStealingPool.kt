@@ -147,7 +147,8 @@ internal class WorkStealingPool(
      * written out in a method of their own on purpose: the JIT keeps one profile per method,
      * and a fork/join loop compiled with the profile of coroutine dispatches (outside
      * submissions, frequent wake-ups) inlines their cold paths and runs measurably slower
-     * (docs/performance.md). [signalAfterPublish] is inline for the same reason.
+     * (docs/investigations/2026-11-24-fork-join.md). [signalAfterPublish] is inline for the
+     * same reason.
      */
     fun fork(task: ForkedTask<*>): Boolean {
         val w = currentWorker() ?: return execute(task)

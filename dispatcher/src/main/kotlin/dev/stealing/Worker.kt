@@ -440,7 +440,7 @@ internal class Worker(
             // The search lasts spinRounds x SPIN_WAITS_PER_ROUND spin-waits, and the wait before each
             // round doubles, up to MAX_SPIN_WAITS_PER_ROUND: each probe reads lines that busy
             // victims write at every push, pop and task, so probing every 64 spin-waits slowed
-            // a coroutine hand-off on another worker (docs/performance.md, "The searcher's probes").
+            // a coroutine hand-off on another worker (docs/investigations/2026-11-27-searcher-probes.md).
             var spinWaitsLeft = spinRounds.toLong() * SPIN_WAITS_PER_ROUND
             var waits = SPIN_WAITS_PER_ROUND
             while (spinWaitsLeft > 0) {

@@ -150,14 +150,29 @@ private fun brokenAnchors(docs: Map<String, String>): List<String> {
 }
 
 class DocsSpec : FunSpec({
-    test("every #anchor link in the README and docs/ leads to a heading") {
+    test("every #anchor link in the README and docs/ (investigations too) leads to a heading") {
         val root = File("..")
         val files = listOf(File(root, "README.md"), File(root, "benchmarks/README.md")) +
-            (File(root, "docs").listFiles { f -> f.name.endsWith(".md") }?.toList() ?: emptyList())
+            File(root, "docs").walkTopDown().filter { it.isFile && it.name.endsWith(".md") }.toList()
         val docs = files.filter { it.isFile }.associate { it.relativeTo(root).invariantSeparatorsPath to it.readText() }
         docs.keys.contains("README.md") shouldBe true
         withClue("These links name a section that their target file does not have (renamed or removed heading?)") {
             brokenAnchors(docs).shouldBeEmpty()
+        }
+    }
+
+    test("docs/performance.md holds current figures (at most 300 lines); dated headings only in docs/investigations/") {
+        val root = File("..")
+        val performance = File(root, "docs/performance.md").readLines()
+        withClue("docs/performance.md has ${performance.size} lines: move an investigation to docs/investigations/") {
+            (performance.size <= 300) shouldBe true
+        }
+        val dated = Regex("^#+\\s.*\\d{4}-\\d{2}-\\d{2}")
+        val outside = listOf(File(root, "README.md"), File(root, "benchmarks/README.md")) +
+            (File(root, "docs").listFiles { f -> f.name.endsWith(".md") }?.toList() ?: emptyList())
+        val datedHeadings = outside.flatMap { f -> f.readLines().filter { dated.containsMatchIn(it) }.map { "${f.name}: $it" } }
+        withClue("A dated heading is an investigation: give it a file of its own in docs/investigations/") {
+            datedHeadings.shouldBeEmpty()
         }
     }
 

@@ -240,7 +240,7 @@ class Report(private val options: Options) {
                 "second row its median burst); min - max = fastest - slowest pool, target (best bursts): slowest <= " +
                 "$SPREAD_LIMIT x fastest and median <= 1.0 x FJP. A burst is fast when the second worker joins it late " +
                 "or not at all (both workers decrement one shared counter), so the best of a pool's bursts measures how " +
-                "late a wake-up can be rather than the pool; the median burst is the typical speed (docs/performance.md).",
+                "late a wake-up can be rather than the pool; the median burst is the typical speed (docs/investigations/2026-11-27-what-the-best-burst-measures.md).",
             ownPools = ::poolSpread,
         ),
         Workload(
@@ -525,7 +525,7 @@ class Report(private val options: Options) {
      * [SPREAD_BLOCK] bursts ([InPoolSubmit]) alternate between them. Each pool gives two values,
      * in ns per task, in the order the pools were created: its best burst (what the spread target
      * is set on) and its median burst (the typical speed: the best is usually a burst the second
-     * worker joined late; docs/performance.md, "What the best burst measures").
+     * worker joined late; docs/investigations/2026-11-27-what-the-best-burst-measures.md).
      */
     private fun poolSpread(): Map<Pair<String, String>, List<Double>> {
         val kinds = listOf("stealing", "fjp")
