@@ -6,9 +6,8 @@ import java.util.concurrent.locks.LockSupport
 /**
  * Who sleeps, who gets woken and how many threads run: the pool's idle stack, its counts of
  * searching, live and active workers, packed into one 64-bit word ([Ctl]) that changes only by
- * CAS or atomic add, and every worker's [IdleNode]. Idle control is the only writer of idle
- * and block state: this file, and its blocking transitions in `IdleBlocking.kt` (which write a
- * node's `blockState` and `blockingDepth`); it knows the pool only through [IdleHost].
+ * CAS or atomic add, and every worker's [IdleNode]. It (with `IdleBlocking.kt`, its blocking
+ * transitions) is the only writer of idle and block state; it knows the pool only via [IdleHost].
  *
  * *Active* workers are the live ones that are neither idle nor inside a blocking region
  * ([enterBlocking]); they are the ones that will look at the queues again. The pool keeps at
@@ -294,11 +293,10 @@ internal class IdleControl(
      * nothing. It runs again when a producer claims the node, or when [hasOwnWork] says that
      * work only this worker may run has arrived (keyed work, or one of its own timers is due:
      * their producers unpark the worker without claiming it, so it wakes itself; pairs with the
-     * full fence and the park-state read in offerKeyed(), and with the CAS of TimerHeap.offer()
-     * followed by the park-state read in insertTimer()). It parks no longer
-     * than [nanosToOwnDeadline] (its earliest timer), read afresh before every park, after the
-     * IDLE write and fence of [pushIdle]. With a finite [keepAliveNanos] an extra worker gives
-     * up after that long idle and retires ([tryRetire]).
+     * fence and park-state read in offerKeyed(), and the CAS in TimerHeap.offer() and the park-
+     * state read in insertTimer()). It parks no longer than [nanosToOwnDeadline] (its earliest
+     * timer), read afresh before every park, after the IDLE write and fence of [pushIdle]. With
+     * a finite [keepAliveNanos] an extra worker gives up after that long idle and retires ([tryRetire]).
      *
      * Returns [PARK_CLAIMED_BEFORE] if the node was claimed before it could park, [PARK_WOKEN]
      * after a park, [PARK_RETIRED] if the worker retired (it must exit; it is uncounted).
