@@ -1,8 +1,8 @@
 package dev.stealing
 
+import dev.stealing.internal.join.CoroutineOfJob
+import dev.stealing.internal.worker.Worker
 import kotlinx.coroutines.Deferred
-import kotlinx.coroutines.Job
-import kotlin.coroutines.Continuation
 
 /**
  * Awaits this deferred value like [Deferred.await], but first tries *wait-inlining*: when the
@@ -29,14 +29,4 @@ public suspend fun <T> Deferred<T>.awaitInline(): T {
         }
     }
     return await()
-}
-
-/**
- * [TaskMatcher] for a coroutine: whether the queued [task] is a dispatch of the coroutine whose
- * [Job] is the target. kotlinx dispatches coroutines as tasks that are also their
- * [Continuation] (a first dispatch or a resumption), so the job is found in the task's context.
- */
-internal object CoroutineOfJob : TaskMatcher {
-    override fun matches(task: Runnable, target: Any): Boolean =
-        task is Continuation<*> && task.context[Job] === target
 }

@@ -1,7 +1,6 @@
 package dev.stealing
 
-import java.util.concurrent.ForkJoinPool
-import java.util.concurrent.ForkJoinWorkerThread
+import dev.stealing.internal.worker.runBlockingRegion
 
 /**
  * Runs [block], which may block its thread (I/O, a lock, a latch, `Thread.sleep`), telling the
@@ -21,39 +20,3 @@ import java.util.concurrent.ForkJoinWorkerThread
  * [block] waits for it: keyed work never moves to another thread.
  */
 public suspend fun <T> blocking(block: () -> T): T = runBlockingRegion(block)
-
-/** [blocking] without the `suspend` (for [StealingDispatcher.managedBlock] and joins). */
-internal fun <T> runBlockingRegion(block: () -> T): T {
-    val t = Thread.currentThread()
-    if (t is Worker) {
-        t.enterBlocking()
-        try {
-            return block()
-        } finally {
-            t.exitBlocking()
-        }
-    }
-    if (t is ForkJoinWorkerThread) {
-        val blocker = CallingBlocker(block)
-        ForkJoinPool.managedBlock(blocker)
-        return blocker.result()
-    }
-    return block()
-}
-
-/** Runs a block once as a `ForkJoinPool.ManagedBlocker`. */
-internal class CallingBlocker<T>(private val block: () -> T) : ForkJoinPool.ManagedBlocker {
-    private var done = false
-    private var value: T? = null
-
-    override fun block(): Boolean {
-        value = block.invoke()
-        done = true
-        return true
-    }
-
-    override fun isReleasable(): Boolean = done
-
-    @Suppress("UNCHECKED_CAST")
-    fun result(): T = value as T
-}

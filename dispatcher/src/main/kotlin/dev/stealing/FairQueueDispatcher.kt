@@ -2,6 +2,15 @@
 
 package dev.stealing
 
+import dev.stealing.internal.jvm.fieldHandle
+import dev.stealing.internal.pool.WorkStealingPool
+import dev.stealing.internal.pool.discard
+import dev.stealing.internal.pool.rejectContinuation
+import dev.stealing.internal.pool.scheduleResume
+import dev.stealing.internal.pool.scheduleTimeout
+import dev.stealing.internal.pool.stats
+import dev.stealing.internal.queue.FairRotation
+import dev.stealing.internal.queue.MpmcTaskQueue
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.Delay
 import kotlinx.coroutines.DisposableHandle

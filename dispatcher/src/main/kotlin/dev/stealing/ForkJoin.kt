@@ -1,9 +1,13 @@
 package dev.stealing
 
-import kotlinx.coroutines.Job
+import dev.stealing.internal.join.ForkHalf
+import dev.stealing.internal.join.StolenHalf
+import dev.stealing.internal.pool.WorkStealingPool
+import dev.stealing.internal.worker.Worker
 import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.ensureActive
+import java.util.concurrent.CancellationException as JavaCancellationException
 import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.coroutineContext
@@ -12,7 +16,6 @@ import kotlin.coroutines.intrinsics.intercepted
 import kotlin.coroutines.intrinsics.startCoroutineUninterceptedOrReturn
 import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
 import kotlin.coroutines.resume
-import java.util.concurrent.CancellationException as JavaCancellationException
 
 /**
  * Runs [left] and [right], in parallel where a worker is free to take one of them, and returns

@@ -2,20 +2,28 @@
 
 package dev.stealing
 
+import dev.stealing.internal.pool.AffinityDispatcher
+import dev.stealing.internal.pool.WorkStealingPool
+import dev.stealing.internal.pool.joinAll
+import dev.stealing.internal.pool.rejectContinuation
+import dev.stealing.internal.pool.scheduleResume
+import dev.stealing.internal.pool.scheduleTimeout
+import dev.stealing.internal.pool.shutdown
+import dev.stealing.internal.pool.stats
+import dev.stealing.internal.worker.Worker
+import dev.stealing.internal.worker.runBlockingRegion
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Delay
 import kotlinx.coroutines.DisposableHandle
-import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.ExecutorCoroutineDispatcher
 import kotlinx.coroutines.InternalCoroutinesApi
-import kotlinx.coroutines.cancel
 import java.util.concurrent.Callable
-import java.util.concurrent.CancellationException
 import java.util.concurrent.Executor
 import java.util.concurrent.ForkJoinPool
-import java.util.concurrent.RejectedExecutionException
 import kotlin.coroutines.CoroutineContext
+import kotlinx.coroutines.Dispatchers
+import java.util.concurrent.RejectedExecutionException
 
 /**
  * A work-stealing coroutine dispatcher and executor.
@@ -272,18 +280,4 @@ public class StealingDispatcher private constructor(
 
         override fun toString(): String = "StealingDispatcher.Default"
     }
-}
-
-/**
- * A coroutine task that cannot be queued because its pool is shut down: cancel its job and run
- * it on [Dispatchers.IO] so the coroutine completes (with cancellation), exactly as kotlinx's
- * executor dispatchers handle a [RejectedExecutionException].
- */
-internal fun rejectContinuation(
-    context: CoroutineContext,
-    block: Runnable,
-    why: String = "The task was rejected: the StealingDispatcher is closed",
-) {
-    context.cancel(CancellationException(why))
-    Dispatchers.IO.dispatch(context, block)
 }

@@ -1,5 +1,8 @@
 package dev.stealing
 
+import dev.stealing.internal.idle.Ctl
+import dev.stealing.internal.jvm.isContextPropagationPresent
+import dev.stealing.internal.jvm.isCpuPinningPresent
 import java.time.Duration
 import kotlin.time.toJavaDuration
 import kotlin.time.toKotlinDuration
@@ -219,13 +222,6 @@ public class StealingOptions(
         private const val MAX_INITIAL_DEQUE_CAPACITY = 1 shl 16
     }
 }
-
-/**
- * [duration] in nanoseconds, or Long.MAX_VALUE ("never") if it is longer than about 73 years
- * (where nanosecond arithmetic on deadlines would overflow).
- */
-internal fun nanosOrNever(duration: Duration): Long =
-    if (duration.seconds >= Long.MAX_VALUE / 4 / 1_000_000_000) Long.MAX_VALUE else duration.toNanos()
 
 /** Receives exceptions thrown by tasks submitted through the Executor path. */
 public fun interface TaskExceptionHandler {

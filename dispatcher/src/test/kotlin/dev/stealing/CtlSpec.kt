@@ -1,5 +1,6 @@
 package dev.stealing
 
+import dev.stealing.internal.idle.Ctl
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeLessThan
 import io.kotest.matchers.shouldBe

@@ -1,7 +1,12 @@
 package dev.stealing
 
+import dev.stealing.internal.pool.awaitTermination
+import dev.stealing.internal.pool.shutdown
+import dev.stealing.internal.pool.stats
+import dev.stealing.internal.queue.MpmcTaskQueue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
+import kotlinx.coroutines.launch
 import java.time.Duration
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.CountDownLatch
@@ -9,7 +14,6 @@ import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
-import kotlinx.coroutines.launch
 
 class FailureSpec : FunSpec({
     test("a pool that cannot start any worker rejects what it accepted instead of stranding it") {

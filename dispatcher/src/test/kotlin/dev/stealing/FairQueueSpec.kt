@@ -1,5 +1,7 @@
 package dev.stealing
 
+import dev.stealing.internal.pool.awaitTermination
+import dev.stealing.internal.pool.stats
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeGreaterThan
@@ -13,12 +15,12 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.yield
 import java.time.Duration
 import java.util.concurrent.CountDownLatch
+import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.Executor
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicIntegerArray
-import java.util.concurrent.CyclicBarrier
 import kotlin.concurrent.thread
 
 /** What happened to batch A while batch B was served. */

@@ -1,5 +1,7 @@
 package dev.stealing
 
+import dev.stealing.internal.pool.awaitTermination
+import dev.stealing.internal.pool.stats
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -15,7 +17,6 @@ import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.AtomicInteger
-import kotlin.concurrent.thread
 
 class ForkJoinSpec : FunSpec({
     fun fib(d: StealingDispatcher, n: Int): Int {

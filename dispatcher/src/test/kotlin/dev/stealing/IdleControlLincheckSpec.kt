@@ -1,5 +1,11 @@
 package dev.stealing
 
+import dev.stealing.internal.idle.Ctl
+import dev.stealing.internal.idle.IdleControl
+import dev.stealing.internal.idle.IdleHost
+import dev.stealing.internal.idle.IdleNode
+import dev.stealing.internal.idle.ParkState
+import dev.stealing.internal.pool.startWorker
 import io.kotest.assertions.throwables.shouldThrowAny
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.string.shouldContain

@@ -1,26 +1,28 @@
 package dev.stealing
 
+import dev.stealing.internal.pool.stats
+import dev.stealing.internal.queue.SameTask
+import dev.stealing.internal.queue.WorkDeque
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Deferred
+import kotlinx.coroutines.ThreadContextElement
 import kotlinx.coroutines.async
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.supervisorScope
-import kotlinx.coroutines.ThreadContextElement
 import kotlinx.coroutines.withContext
-import kotlin.coroutines.CoroutineContext
-import java.util.concurrent.atomic.AtomicIntegerArray
-import java.util.concurrent.atomic.AtomicInteger
 import java.time.Duration
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicBoolean
-import kotlin.concurrent.thread
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicIntegerArray
+import kotlin.coroutines.CoroutineContext
 
 class InlineSpec : FunSpec({
     test("awaitInline runs a still-queued child on the awaiting thread, without suspending") {

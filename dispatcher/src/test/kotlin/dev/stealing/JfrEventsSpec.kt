@@ -1,15 +1,18 @@
 package dev.stealing
 
+import dev.stealing.internal.jvm.StealEvent
+import dev.stealing.internal.pool.stats
+import dev.stealing.internal.pool.stop
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainAll
 import io.kotest.matchers.shouldBe
 import jdk.jfr.Recording
 import jdk.jfr.consumer.RecordingFile
+import kotlinx.coroutines.launch
 import java.nio.file.Files
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.TimeUnit
-import kotlinx.coroutines.launch
 
 class JfrEventsSpec : FunSpec({
     test("a JFR recording contains the pool's steal, park, unpark and task-failure events") {

@@ -1,5 +1,6 @@
 package dev.stealing
 
+import dev.stealing.internal.queue.KeyedQueue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import org.jetbrains.lincheck.datastructures.IntGen

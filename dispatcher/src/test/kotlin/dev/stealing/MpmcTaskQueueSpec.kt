@@ -1,5 +1,6 @@
 package dev.stealing
 
+import dev.stealing.internal.queue.MpmcTaskQueue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.types.shouldBeSameInstanceAs

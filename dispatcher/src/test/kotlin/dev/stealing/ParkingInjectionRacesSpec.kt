@@ -1,5 +1,15 @@
 package dev.stealing
 
+import dev.stealing.internal.idle.BlockState
+import dev.stealing.internal.idle.Ctl
+import dev.stealing.internal.idle.IdleControl
+import dev.stealing.internal.idle.ParkState
+import dev.stealing.internal.idle.presumeBlocked
+import dev.stealing.internal.pool.WorkStealingPool
+import dev.stealing.internal.pool.awaitTermination
+import dev.stealing.internal.pool.stats
+import dev.stealing.internal.worker.Worker
+import dev.stealing.internal.worker.runBlockingRegion
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

@@ -1,5 +1,7 @@
 package dev.stealing
 
+import dev.stealing.internal.pool.stats
+import dev.stealing.internal.worker.Worker
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.shouldNotBe

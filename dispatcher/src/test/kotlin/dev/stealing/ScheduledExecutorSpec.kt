@@ -1,5 +1,11 @@
 package dev.stealing
 
+import dev.stealing.internal.idle.ParkState
+import dev.stealing.internal.pool.awaitTermination
+import dev.stealing.internal.pool.shutdown
+import dev.stealing.internal.pool.stats
+import dev.stealing.internal.timer.Timer
+import dev.stealing.internal.timer.TimerHeap
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec

@@ -1,5 +1,9 @@
 package dev.stealing
 
+import dev.stealing.internal.pool.AffinityDispatcher
+import dev.stealing.internal.pool.awaitTermination
+import dev.stealing.internal.pool.joinAll
+import dev.stealing.internal.worker.Worker
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import kotlinx.coroutines.CoroutineDispatcher
@@ -12,6 +16,7 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import java.time.Duration
+import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.Executor
 import java.util.concurrent.RejectedExecutionException
@@ -20,7 +25,6 @@ import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicIntegerArray
 import java.util.concurrent.atomic.AtomicReferenceArray
-import java.util.concurrent.ConcurrentLinkedQueue
 import kotlin.concurrent.thread
 import kotlin.random.Random
 import kotlin.time.Duration.Companion.seconds

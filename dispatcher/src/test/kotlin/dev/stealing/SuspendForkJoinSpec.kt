@@ -1,18 +1,24 @@
 package dev.stealing
 
+import dev.stealing.internal.join.ForkHalf
+import dev.stealing.internal.join.StolenHalf
+import dev.stealing.internal.pool.stats
+import dev.stealing.internal.queue.StealResult
+import dev.stealing.internal.queue.WorkDeque
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.types.shouldBeInstanceOf
 import io.kotest.matchers.types.shouldBeSameInstanceAs
+import kotlinx.coroutines.CancellationException as KCancellationException
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineName
-import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.ThreadContextElement
 import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
@@ -33,8 +39,6 @@ import java.util.concurrent.atomic.AtomicReference
 import kotlin.concurrent.thread
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.EmptyCoroutineContext
-import kotlinx.coroutines.currentCoroutineContext
-import kotlinx.coroutines.CancellationException as KCancellationException
 
 /**
  * `forkJoin` / `forkJoinAll` (ForkJoin.kt, docs/inlining.md "Suspend fork/join"). Where a right

@@ -1,5 +1,7 @@
 package dev.stealing
 
+import dev.stealing.internal.queue.SameTask
+import dev.stealing.internal.queue.WorkDeque
 import io.kotest.core.spec.style.FunSpec
 import org.jetbrains.lincheck.datastructures.IntGen
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions

@@ -1,0 +1,29 @@
+package dev.stealing.internal.idle
+
+import dev.stealing.internal.pool.startWorker
+
+/**
+ * What idle control needs from the pool above it, and nothing more.
+ */
+internal interface IdleHost {
+    /** The node of the worker in slot [index] (a slot that the idle stack links to is filled). */
+    fun idleNode(index: Int): IdleNode
+
+    /** The re-scan: whether any queue holds work that any worker may take. */
+    fun hasVisibleWork(): Boolean
+
+    /**
+     * Starts a worker that idle control has already counted as live, active and searching.
+     * False if the pool no longer starts workers; throws if the thread cannot be started.
+     */
+    fun startWorker(): Boolean
+
+    /**
+     * A worker could not be started because of [cause] (already uncounted); [noneLive]: no
+     * worker is alive, so nobody would run what is queued.
+     */
+    fun workerStartFailed(cause: Throwable, noneLive: Boolean)
+
+    /** A worker became active: the starvation monitor must be watching. */
+    fun workerActivated()
+}

@@ -1,0 +1,124 @@
+package dev.stealing.internal.queue
+
+import dev.stealing.internal.jvm.fieldHandle
+import java.lang.invoke.VarHandle
+
+/**
+ * A core worker's keyed queue for keyed work ([StealingDispatcher.affinity]):
+ * multi-producer, single-consumer, FIFO, unbounded, never stolen from.
+ *
+ * A linked list with a stub node (after Vyukov's MPSC queue): a producer installs its node as
+ * the new tail with one CAS (its linearization point, which fixes dispatch order) and then
+ * links the previous tail to it with a release store; the owner worker reads `head.next` with
+ * acquire and moves `head` forward. Between a producer's CAS and its link the queue is
+ * non-empty but the task is not reachable yet: [poll] returns null, while [hasWork] (tail !=
+ * head) already says true, so a worker about to park never misses it.
+ *
+ * Closing ([close]) installs the shared [CLOSED] node as the tail by the same CAS, so it is
+ * ordered with every offer: an offer whose CAS came first is linked before [CLOSED] and is
+ * still polled; every later offer sees [CLOSED] as the tail and fails. The owner closes its
+ * queue when it exits and then drains it up to [CLOSED], so a keyed task is either taken by
+ * that drain or refused to its producer, never left behind (the producer's CAS is a CAS, not
+ * an exchange as in Vyukov's queue, for exactly this: an exchange cannot refuse).
+ *
+ * Owner only: [poll]. Any thread: [offer], [close], [hasWork], [size].
+ */
+internal class KeyedQueue {
+    private class Node(@JvmField var task: Runnable?) {
+        @Suppress("unused") @JvmField var next: Node? = null // through NEXT
+    }
+
+    /** The stub: the last node taken (its task already cleared). Written by the owner only; through HEAD. */
+    @Suppress("unused") private var head: Node
+
+    /** The last node offered; through TAIL. */
+    @Suppress("unused") private var tail: Node
+
+    init {
+        val stub = Node(null)
+        head = stub
+        tail = stub // both published by the final-field-free safe publication of the owning Worker
+    }
+
+    /**
+     * Appends [task]; false, and nothing queued, once the queue is [close]d. The successful CAS
+     * on `tail` is a full barrier (a volatile read-modify-write).
+     */
+    fun offer(task: Runnable): Boolean {
+        val node = Node(task)
+        while (true) {
+            val previous = TAIL.getVolatile(this) as Node // pairs with the CAS in offer()/close()
+            if (previous === CLOSED) return false
+            if (TAIL.compareAndSet(this, previous, node)) {
+                NEXT.setRelease(previous, node) // pairs with the getAcquire in poll()
+                return true
+            }
+        }
+    }
+
+    /**
+     * Any thread. Refuses every later [offer]; tasks offered before stay queued for [poll].
+     * Idempotent.
+     */
+    fun close() {
+        while (true) {
+            val previous = TAIL.getVolatile(this) as Node
+            if (previous === CLOSED) return
+            if (TAIL.compareAndSet(this, previous, CLOSED)) { // ordered with every offer's CAS
+                NEXT.setRelease(previous, CLOSED) // pairs with the getAcquire in poll()
+                return
+            }
+        }
+    }
+
+    /** Owner only: the oldest task, or null if none is reachable yet (or only [CLOSED] follows). */
+    fun poll(): Runnable? {
+        val h = HEAD.getOpaque(this) as Node // only the owner writes head
+        val next = NEXT.getAcquire(h) as Node? ?: return null // pairs with setRelease in offer()/close()
+        if (next === CLOSED) return null // never becomes the stub: it is shared by all queues
+        val task = next.task
+        next.task = null // let it be collected; `next` becomes the stub
+        HEAD.setRelease(this, next) // pairs with getAcquire in hasWork() from other threads
+        return task
+    }
+
+    /**
+     * Whether a task is queued or being offered (volatile read of tail). After [close]: until
+     * the owner has polled everything linked before [CLOSED] (true while the closer is still
+     * linking it, which [drainClosed] relies on).
+     */
+    fun hasWork(): Boolean {
+        val t = TAIL.getVolatile(this)
+        val h = HEAD.getAcquire(this) as Node
+        return t !== h && !(t === CLOSED && NEXT.getAcquire(h) === CLOSED)
+    }
+
+    /**
+     * Owner only: closes the queue and hands every task offered before the close to [action],
+     * oldest first, including offers still linking their node.
+     */
+    fun drainClosed(action: (Runnable) -> Unit) {
+        close()
+        while (true) action(poll() ?: if (hasWork()) continue else return)
+    }
+
+    /** Tasks queued (racy walk, for statistics). */
+    fun size(): Int {
+        var n = 0
+        var node = (HEAD.getAcquire(this) as Node).let { NEXT.getAcquire(it) as Node? }
+        while (node != null && node !== CLOSED && n < Int.MAX_VALUE) {
+            n++
+            node = NEXT.getAcquire(node) as Node?
+        }
+        return n
+    }
+
+    private companion object {
+        /** The tail of every closed queue; its `next` stays null. */
+        val CLOSED = Node(null)
+
+        val HEAD: VarHandle = fieldHandle(KeyedQueue::class.java, "head", Node::class.java)
+        val TAIL: VarHandle = fieldHandle(KeyedQueue::class.java, "tail", Node::class.java)
+        val NEXT: VarHandle = fieldHandle(Node::class.java, "next", Node::class.java)
+    }
+}

@@ -1,0 +1,494 @@
+package dev.stealing.internal.queue
+
+import dev.stealing.internal.jvm.fieldHandle
+import java.lang.invoke.VarHandle
+
+/**
+ * A per-worker Chase-Lev work-stealing deque (Chase and Lev, SPAA'05) with the C11 memory
+ * ordering of Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing for Weak
+ * Memory Models" (PPoPP'13), translated to VarHandle access modes. `docs/deque.md` has the
+ * argument in full. It holds plain [Runnable]s and knows nothing of what they are: a removal
+ * is told what to look for by a [TaskMatcher].
+ *
+ * Layout: a ring buffer `array` indexed by the unbounded counters `top` (thief end, oldest task)
+ * and `bottom` (owner end, newest task). Slots `[top, bottom)` hold tasks.
+ *
+ * Who may call what:
+ * - the owner (one thread, the worker that the deque belongs to): [push], [pop], [popIfNewest],
+ *   [tryRemove], [pollOldest]. None of them takes a lock; [push] does no CAS at all, [pop] does
+ *   a CAS only when it races thieves for the last task. With assertions enabled (`-ea`) each of
+ *   them asserts that it runs on the owner thread: the [owner] given at construction, or, if
+ *   that is null (tests), the first thread that calls an owner operation.
+ * - any thread: [steal], [size], [isEmpty].
+ *
+ * Invariants:
+ * - `top` only grows, by CAS; `bottom` is written only by the owner.
+ * - Every task pushed is returned by exactly one successful [pop], [popIfNewest], [steal],
+ *   [tryRemove] or [pollOldest] (the CAS on `top` decides every contested slot).
+ * - The array only grows; a grown array is published before the `bottom` store that makes a
+ *   slot in it visible, so a thief that acquires `bottom` reads an array that holds its slot.
+ * - Only the owner writes slots. It clears a slot it takes; the slots of tasks thieves took are
+ *   cleared by the owner once it finds the deque empty ([clearTakenIfEmpty]), so an idle
+ *   worker's ring keeps no finished task alive.
+ *
+ * [tryRemove] generalises pop to any position: it hides the suffix `[i, bottom)` from thieves by
+ * lowering `bottom` to `i`, fences, and then owns the suffix if `top < i`, races for it with a
+ * CAS if `top == i`, or finds the task already stolen if `top > i`. While `bottom` is lowered,
+ * the tasks above `i` are invisible to thieves and to idle workers' re-scans, so after such a
+ * removal the owner must publish them again (fence + signal). The [Removal] it returns says
+ * when ([Removal.mustRepublish]); there is no other state to consult. A thief must not read
+ * the hidden suffix as empty either (the deque held those tasks throughout): `hidings`, odd while
+ * `bottom` is lowered by a removal, makes a thief that may have seen the lowered value answer
+ * [StealResult.RETRY] instead of [StealResult.EMPTY].
+ */
+internal class WorkDeque(
+    initialCapacity: Int = INITIAL_CAPACITY,
+    /**
+     * The thread allowed to call the owner operations, checked by assertions only. Null binds
+     * the deque to the first thread that calls one (tests that drive a deque from one thread
+     * they do not construct it on).
+     */
+    owner: Thread? = null,
+    /**
+     * Whether the owner operations check their thread when assertions are enabled. False only
+     * for the Lincheck model, which confines the owner operations itself and would otherwise
+     * interleave the check's reads too (it made the model check about three times slower).
+     */
+    private val checksOwner: Boolean = true,
+) {
+    init {
+        require(initialCapacity >= 2 && initialCapacity and (initialCapacity - 1) == 0) {
+            "initialCapacity must be a power of two >= 2, was $initialCapacity"
+        }
+    }
+
+    /** See the constructor parameter; read and written only by the owner-operation assertions. */
+    private var owner: Thread? = owner
+
+    /** Index of the oldest task; advanced only by CAS. Accessed through [TOP]. */
+    @Suppress("unused") private var top: Long = 0
+
+    /** One past the newest task; written only by the owner. Accessed through [BOTTOM]. */
+    @Suppress("unused") private var bottom: Long = 0
+
+    /**
+     * Odd while [tryRemove] has `bottom` lowered below queued tasks, even otherwise: a seqlock
+     * count, raised by one when a removal lowers `bottom` and again when it restores it. Written
+     * only by the owner; read by [steal] around its read of `bottom`. Accessed through [HIDINGS].
+     */
+    @Suppress("unused") private var hidings: Int = 0
+
+    /**
+     * The ring. Volatile so that a thief's read after its acquire of `bottom` cannot see an
+     * array older than the one the owner published before that `bottom` store (growth only).
+     */
+    @Volatile private var array: Array<Runnable?> = arrayOfNulls(initialCapacity)
+
+    /** Owner only. Pushes [task] at the owner end. No lock, no CAS. */
+    fun push(task: Runnable) {
+        assertOwner()
+        val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
+        val t = TOP.getAcquire(this) as Long // pairs with the CAS on top in steal()/pop()
+        var a = array
+        if (b - t > a.size - 1) a = grow(a, t, b)
+        a[slot(a, b)] = task // plain: published by the release store below
+        BOTTOM.setRelease(this, b + 1) // pairs with getAcquire of bottom in steal()
+    }
+
+    /** Owner only. Pops the newest task, or returns null when empty (or the last task was stolen). */
+    fun pop(): Runnable? {
+        assertOwner()
+        val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
+        // Empty without the fence of takeNewest(): top only grows, so a top read at or above
+        // bottom (which only this thread moves) proves the deque empty now, however stale the
+        // read. A stale lower value just takes the full path. The worker loop pops an empty
+        // deque before every look elsewhere, so this saves a full fence each time.
+        // Opaque, no pairing needed for the emptiness test: the CASes on top in
+        // steal()/pollOldest() only raise it, and coherence keeps this thread's reads of top from
+        // going backwards. clearTaken() adds the acquire it needs (its fence).
+        if (TOP.getOpaque(this) as Long >= b) {
+            if (clearedBelow < b) clearTaken(b)
+            return null
+        }
+        val a = array
+        // Only the owner writes slots, so this read needs no ordering; if the deque turns out to
+        // be empty it may be null or a stale copy, and takeNewest() then fails.
+        val task = a[slot(a, b - 1)]
+        return if (takeNewest(a, b)) task else null
+    }
+
+    /**
+     * Owner only. Pops the newest task if it is [target] (the common join: the task forked last
+     * is joined first) and returns whether it did; otherwise changes nothing. This is [pop], so
+     * it hides no other task. A stale slot that still holds [target] after a steal is refused by
+     * the read of `top` after the fence, as [pop] refuses an empty deque.
+     */
+    fun popIfNewest(target: Runnable): Boolean {
+        assertOwner()
+        val b = BOTTOM.get(this) as Long
+        val a = array
+        return a[slot(a, b - 1)] === target && takeNewest(a, b)
+    }
+
+    /**
+     * Owner only. [popIfNewest] for a target that [matcher] recognises (a coroutine's job):
+     * pops and returns the newest task if [matcher] accepts it for [target], else changes
+     * nothing and returns null. This is [pop], so it hides no other task and needs no
+     * re-publishing; a removal that must look further down is [tryRemove].
+     */
+    fun popNewestIf(target: Any, matcher: TaskMatcher): Runnable? {
+        assertOwner()
+        val b = BOTTOM.get(this) as Long
+        val a = array
+        val task = a[slot(a, b - 1)] ?: return null // stale if empty: takeNewest() refuses it
+        return if (matcher.matches(task, target) && takeNewest(a, b)) task else null
+    }
+
+    /**
+     * The Chase-Lev pop of slot `b0 - 1`: true if the owner now owns it (and has cleared it),
+     * false if the deque was empty or a thief won the last task. Inline, so that [pop] (the
+     * worker loop, where the deque often runs empty) and [popIfNewest] (a join, where it rarely
+     * does) are compiled with their own branch profiles.
+     */
+    @Suppress("NOTHING_TO_INLINE")
+    private inline fun takeNewest(a: Array<Runnable?>, b0: Long): Boolean {
+        val b = b0 - 1
+        // Release (not opaque): a thief that acquires this lowered value must still see the
+        // slots below it, which were published by earlier release stores of bottom.
+        BOTTOM.setRelease(this, b)
+        // Store-load barrier: the bottom store above must be visible before top is read below.
+        // Pairs with the fullFence in steal() between its reads of top and bottom.
+        VarHandle.fullFence()
+        val t = TOP.getOpaque(this) as Long
+        if (t > b) { // empty
+            BOTTOM.setRelease(this, b0)
+            return false
+        }
+        if (t == b) { // last task: race the thieves for it
+            val won = TOP.compareAndSet(this, t, t + 1) // pairs with the CAS in steal()
+            BOTTOM.setRelease(this, b0)
+            return won
+        }
+        a[slot(a, b)] = null // slot b is ours alone: no thief can win index b while top < b
+        return true
+    }
+
+    /**
+     * Any thread. Takes the oldest task. [StealResult.RETRY] means a concurrent pop/steal won
+     * the race, or a concurrent [tryRemove] may be hiding tasks, so the deque may still hold
+     * tasks: never read it as empty.
+     */
+    fun steal(): StealResult {
+        val t = TOP.getAcquire(this) as Long // pairs with the CAS on top by other thieves/owner
+        // Load-load barrier ordering the top read before the bottom read; pairs with the
+        // fullFence in pop()/tryRemove() so a thief and the owner never both take slot t.
+        VarHandle.fullFence()
+        // Read before bottom, re-read after: see hidEmpty(). Acquire pairs with the release
+        // store that ends a removal's hiding in removeAt().
+        val h = HIDINGS.getAcquire(this) as Int
+        // Pairs with setRelease of bottom in push(), and with the lowering one in hideAndRemove()
+        // (which carries the odd count of hidings).
+        val b = BOTTOM.getAcquire(this) as Long
+        if (t >= b) return if (hidEmpty(h)) StealResult.RETRY else StealResult.EMPTY
+        val a = array // volatile read after the acquire above: at least the array that holds slot t
+        val task = a[slot(a, t)]
+        // A stale slot read is harmless: if the slot was reused, top has moved and the CAS fails.
+        if (!TOP.compareAndSet(this, t, t + 1)) return StealResult.RETRY
+        return StealResult.success(task!!)
+    }
+
+    /**
+     * For [steal], which read `hidings` as [before] and then `bottom` at or below `top`: whether
+     * that `bottom` may have been lowered by a removal in progress, so the deque may hold tasks
+     * after all. The removal's odd store precedes its release store of the lowered `bottom`, so
+     * a thief that acquired the lowered value reads an odd count or a later one here. If both
+     * reads give the same even count, the first of them already saw the release store that
+     * ended every hiding up to then, which follows the restoring store of `bottom`, and the
+     * `bottom` read after it cannot have returned a lowered value.
+     */
+    private fun hidEmpty(before: Int): Boolean =
+        before and 1 != 0 || HIDINGS.getAcquire(this) as Int != before // pairs with removeAt()'s stores
+
+    /**
+     * Owner only. Takes the oldest task: for fairness within the owner's own deque (so a task at
+     * the bottom of a busy LIFO deque is not starved), and the FIFO take of a yield queue.
+     * Retries lost races itself.
+     *
+     * [steal] without its fence: that fence orders a thief's read of `top` before its read of
+     * `bottom` against a concurrent [pop] by the owner, and here the owner is the caller, so no
+     * pop runs meanwhile. `bottom`, `array` and the slot are this thread's own writes. Thieves
+     * race for slot `t` only through the CAS on `top` (sequentially consistent), which decides.
+     */
+    fun pollOldest(): Runnable? {
+        assertOwner()
+        while (true) {
+            val t = TOP.getAcquire(this) as Long // pairs with the CAS on top by thieves
+            val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
+            if (t >= b) {
+                if (clearedBelow < b) clearTaken(b)
+                return null
+            }
+            val a = array
+            val i = slot(a, t)
+            val task = a[i] // written by this thread's push; never a stale copy while top == t
+            if (TOP.compareAndSet(this, t, t + 1)) {
+                // Slot t is ours: clear it, or a yield queue (taken only from this end) would keep
+                // every finished coroutine alive until its slot is reused. A thief that still
+                // reads it fails its CAS on t; only this thread writes slots.
+                a[i] = null
+                return task
+            }
+        }
+    }
+
+    /**
+     * Owner only. Finds the newest queued task for which [matcher] says yes to [target] and
+     * removes it, wherever it is in the deque. [matcher] is a singleton (no lambda is allocated
+     * per call), called on the owner thread for the queued tasks from the newest down to the
+     * first match; it must not touch the deque.
+     *
+     * The result is a value (an inline class, nothing is allocated):
+     * - [Removal.task]: the removed task, or null when no queued task matched (never pushed,
+     *   already taken, or stolen during the removal);
+     * - [Removal.mustRepublish]: the caller must now publish the deque again, exactly as after a
+     *   push (full fence, then signal idle workers), because the removal may have hidden other
+     *   queued tasks from thieves and re-scans for a moment. True for every removal that took a
+     *   task, and for a failed one that had hidden tasks above the match before finding it
+     *   stolen; false when nothing matched (`bottom` was not touched) or the match that was
+     *   stolen was the newest task (nothing above it to hide). A taken task is reported
+     *   conservatively: one reference cannot carry the task and a flag without allocating, so
+     *   the take of the newest task, which hides nothing (it is a pop), also asks for the
+     *   re-publication, which then costs a fence and a read of the pool's control word. A
+     *   caller that expects its target to be the newest task pops it with [popNewestIf] first.
+     */
+    fun tryRemove(target: Any, matcher: TaskMatcher): Removal {
+        assertOwner()
+        val b = BOTTOM.get(this) as Long
+        val a = array
+        val t0 = TOP.getOpaque(this) as Long // a lower bound for the scan; re-checked below
+        var i = b - 1
+        while (i >= t0) {
+            val x = a[slot(a, i)]
+            if (x != null && matcher.matches(x, target)) break
+            i--
+        }
+        if (i < t0) return Removal.NONE
+        return removeAt(a, i, b)
+    }
+
+    private fun removeAt(a: Array<Runnable?>, i: Long, b: Long): Removal {
+        if (i == b - 1) return hideAndRemove(a, i, b) // the newest: a pop, which hides nothing else
+        val h = HIDINGS.get(this) as Int // plain: only the owner writes it
+        // Odd before the lowering store in hideAndRemove(), whose release publishes it to a
+        // thief that acquires the lowered bottom (hidEmpty()).
+        HIDINGS.setOpaque(this, h + 1)
+        try {
+            return hideAndRemove(a, i, b)
+        } finally {
+            // Even again after the store that restored bottom (release: a thief that acquires
+            // this count cannot then read the lowered bottom; pairs with the acquires in
+            // steal()). In a finally: a count left odd would make every empty steal a Retry.
+            HIDINGS.setRelease(this, h + 2)
+        }
+    }
+
+    /** [removeAt] between the two stores of `hidings`. */
+    private fun hideAndRemove(a: Array<Runnable?>, i: Long, b: Long): Removal {
+        BOTTOM.setRelease(this, i) // hide [i, b) from thieves; release as in pop()
+        // Store-load barrier, as in pop(): pairs with the fullFence in steal().
+        VarHandle.fullFence()
+        val t = TOP.getOpaque(this) as Long
+        val task = a[slot(a, i)]!! // the scan saw it; only the owner writes slots
+        if (t < i) {
+            // [i, b) is ours alone: close the gap by shifting the newer tasks down one slot.
+            var j = i
+            while (j < b - 1) {
+                a[slot(a, j)] = a[slot(a, j + 1)]
+                j++
+            }
+            a[slot(a, b - 1)] = null
+            BOTTOM.setRelease(this, b - 1) // publishes the shifted slots; pairs with steal()
+            return Removal.removed(task)
+        }
+        if (t == i && TOP.compareAndSet(this, t, t + 1)) { // pairs with the CAS in steal()
+            // Won slot i, the oldest; the tasks above it stay where they are.
+            BOTTOM.setRelease(this, b)
+            return Removal.removed(task)
+        }
+        BOTTOM.setRelease(this, b) // slot i was stolen; restore the suffix
+        // Tasks above i, if any, were hidden while bottom was i.
+        return if (b - 1 > i) Removal.MISSED_AFTER_HIDING else Removal.NONE
+    }
+
+    /**
+     * Owner only. If the deque is empty, clears the slots of the tasks taken since the last
+     * clearing ([clearTaken]); for a worker about to go idle, which may have last seen its
+     * deque empty on a path that does not clear (a lost race for the last task).
+     */
+    fun clearTakenIfEmpty() {
+        assertOwner()
+        val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
+        if (clearedBelow < b && TOP.getAcquire(this) as Long >= b) clearTaken(b) // acquire: see clearTaken()
+    }
+
+    /**
+     * Owner only, with the deque empty (`top == bottom == b`, just read): clears the slots of
+     * the tasks taken below [b] since the last call. A thief takes a task by its CAS on `top`
+     * and leaves the slot as it was (clearing it there would race with the owner reusing the
+     * slot), so without this an idle worker's ring would keep the last tasks thieves took from
+     * it, and everything they reference, alive until the slots are reused. Safe against
+     * thieves: every index cleared is below `top`, so a thief that still reads one of these
+     * slots (a stale `top`) fails its CAS; and one that won index `i` read the slot before its
+     * CAS, which is in the chain of CASes that produced the `top` this thread read. The acquire
+     * fence below makes that read an acquire (pop()'s empty check reads `top` opaque), so the
+     * thief's read of the slot happens before the null is written: it read the task.
+     * Amortised O(1) per take: each index is cleared once, at most one ring's worth per call.
+     */
+    private fun clearTaken(b: Long) {
+        VarHandle.acquireFence() // pairs with the thieves' CASes on top, through the caller's read of top
+        val a = array
+        var i = maxOf(clearedBelow, b - a.size)
+        while (i < b) {
+            a[slot(a, i)] = null // plain: only the owner writes slots; no thief can win index i < top
+            i++
+        }
+        clearedBelow = b
+    }
+
+    /** Owner only. Every slot below this index has been cleared ([clearTaken]) or was cleared by the owner's take. */
+    private var clearedBelow: Long = 0
+
+    /** Tests: the ring slots that still hold a reference, queued or not. */
+    fun heldReferences(): Int = array.count { it != null }
+
+    /** Any thread. Number of queued tasks; a racy estimate when read by other threads. */
+    fun size(): Int {
+        val b = BOTTOM.getOpaque(this) as Long
+        val t = TOP.getOpaque(this) as Long
+        return (b - t).coerceAtLeast(0).toInt()
+    }
+
+    /** Any thread. Whether a thief would currently find a task. */
+    fun isEmpty(): Boolean = size() == 0
+
+    /**
+     * The assertion of every owner operation. Not Kotlin's `assert`, which evaluates its
+     * argument even with assertions disabled: here the check sits behind [OWNER_CHECKS], a
+     * static final the JIT folds away, so without `-ea` it costs nothing.
+     */
+    @Suppress("NOTHING_TO_INLINE")
+    private inline fun assertOwner() {
+        if (OWNER_CHECKS && checksOwner) checkOwner() // a few bytes inline; the check itself is out of line
+    }
+
+    /** Throws [AssertionError] unless the caller is the owner; binds an ownerless deque to it. */
+    private fun checkOwner() {
+        val me = Thread.currentThread()
+        val o = owner ?: me.also { owner = it }
+        if (o !== me) throw AssertionError("owner-only WorkDeque operation on $me; the owner is $o")
+    }
+
+    /** Capacity of the ring, for tests of growth. */
+    fun capacity(): Int = array.size
+
+    private fun grow(old: Array<Runnable?>, t: Long, b: Long): Array<Runnable?> {
+        val a = arrayOfNulls<Runnable>(old.size * 2)
+        var i = t
+        while (i < b) {
+            a[slot(a, i)] = old[slot(old, i)]
+            i++
+        }
+        array = a // volatile store, before the release store of bottom that exposes new slots
+        return a
+    }
+
+    private companion object {
+        const val INITIAL_CAPACITY = 64
+
+        /** Assertions enabled for this class (`-ea`): owner operations check their thread. */
+        @JvmField val OWNER_CHECKS: Boolean = WorkDeque::class.java.desiredAssertionStatus()
+
+        val TOP: VarHandle = fieldHandle(WorkDeque::class.java, "top", Long::class.javaPrimitiveType!!)
+        val BOTTOM: VarHandle = fieldHandle(WorkDeque::class.java, "bottom", Long::class.javaPrimitiveType!!)
+        val HIDINGS: VarHandle = fieldHandle(WorkDeque::class.java, "hidings", Int::class.javaPrimitiveType!!)
+
+        fun slot(a: Array<Runnable?>, index: Long): Int = (index and (a.size - 1).toLong()).toInt()
+    }
+}
+
+/**
+ * How [WorkDeque.tryRemove] recognises its target among queued tasks: whether [task] is the one
+ * the caller looks for, given the caller's [target] (a task, a job, ...). Implemented by
+ * singletons ([SameTask], `CoroutineOfJob` in AwaitInline.kt), so a removal allocates nothing.
+ */
+internal fun interface TaskMatcher {
+    fun matches(task: Runnable, target: Any): Boolean
+}
+
+/** [TaskMatcher] for a target that is itself the queued task (a `ForkedTask`). */
+internal object SameTask : TaskMatcher {
+    override fun matches(task: Runnable, target: Any): Boolean = task === target
+}
+
+/**
+ * Outcome of [WorkDeque.tryRemove], without allocating: the removed task or none, and whether
+ * the caller must publish the deque again (see [WorkDeque.tryRemove] for exactly when).
+ */
+@JvmInline
+internal value class Removal private constructor(private val value: Any?) {
+    /** The removed task, or null if none was removed. */
+    val task: Runnable? get() = value as? Runnable
+
+    /**
+     * The removal may have hidden other queued tasks from thieves and re-scans: the caller must
+     * publish them again like a push (full fence, then signal), docs/parking.md "Hiding".
+     */
+    val mustRepublish: Boolean get() = value != null
+
+    override fun toString(): String = when {
+        value == null -> "None"
+        value === HID_MARK -> "MissedAfterHiding"
+        else -> "Removed($value)"
+    }
+
+    companion object {
+        private val HID_MARK = Any()
+
+        /** No task removed, nothing hidden: nothing matched, or the newest task matched and was stolen. */
+        val NONE = Removal(null)
+
+        /** No task removed (the match was stolen), but tasks above it were hidden meanwhile. */
+        val MISSED_AFTER_HIDING = Removal(HID_MARK)
+
+        /** [task] removed; conservatively [mustRepublish]. */
+        fun removed(task: Runnable) = Removal(task)
+    }
+}
+
+/**
+ * Outcome of [WorkDeque.steal]: Empty, Success(task) or Retry, without allocating.
+ * Retry means the deque is not known to be empty: the thief lost a race with another taker, or
+ * the owner's [WorkDeque.tryRemove] had `bottom` lowered below queued tasks.
+ */
+@JvmInline
+internal value class StealResult private constructor(private val value: Any?) {
+    val isEmpty: Boolean get() = value == null
+    val isRetry: Boolean get() = value === RETRY_MARK
+    val isSuccess: Boolean get() = value is Runnable
+
+    /** The stolen task, or null for Empty and Retry. */
+    val taskOrNull: Runnable? get() = value as? Runnable
+
+    override fun toString(): String = when {
+        isEmpty -> "Empty"
+        isRetry -> "Retry"
+        else -> "Success($value)"
+    }
+
+    companion object {
+        private val RETRY_MARK = Any()
+        val EMPTY = StealResult(null)
+        val RETRY = StealResult(RETRY_MARK)
+        fun success(task: Runnable) = StealResult(task)
+    }
+}

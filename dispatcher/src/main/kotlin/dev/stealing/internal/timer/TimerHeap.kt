@@ -1,0 +1,409 @@
+package dev.stealing.internal.timer
+
+import dev.stealing.internal.jvm.fieldHandle
+import java.lang.invoke.VarHandle
+import java.util.concurrent.locks.ReentrantLock
+
+/**
+ * One core worker's pending timers ([Timer]): a binary min-heap by deadline (ties by insertion
+ * order), in an array, under a lock, fed by a lock-free inbox for timers from other threads.
+ *
+ * Who uses it: the owner worker [add]s the timers it creates and takes the due ones between
+ * tasks. Any other thread (timers created outside the pool, keyed timers, the periodic
+ * re-schedule of a task that ran elsewhere) [offer]s: one CAS pushes the timer onto [inbox],
+ * and whoever takes the heap's lock next (the owner's look, a thief, the monitor) moves the
+ * inbox into the heap first ([takeOffers]), so an offerer never waits for the lock nor sifts
+ * while the owner takes. Any thread may [remove] (a cancelled timer: `withTimeout` that
+ * finished early, a cancelled `delay`, `ScheduledFuture.cancel`), in the heap or still in the
+ * inbox; other workers take due timers with [tryPollDue], which never waits for the lock, when
+ * the owner is busy or blocked.
+ *
+ * Why a lock for the heap and not a lock-free structure: every operation is O(log n) on a few
+ * cache lines and, in the common case (a worker's own `withTimeout`: add, then remove),
+ * uncontended, so the lock costs two CAS-free-of-contention atomics. A cancelled timer is
+ * removed at once (its index is kept in [Timer.heapIndex]; one still in the inbox is marked and
+ * dropped when the inbox is taken), so the heap holds only live timers: 10 million
+ * `withTimeout` calls that end early leave it as small as it was.
+ *
+ * [earliest] is the heap's head (offered timers not yet taken in are not in it), published with
+ * a volatile write after every change, so a parking owner can compute its park timeout, and
+ * searchers and the starvation monitor can see a due timer, without the lock.
+ * [closeAndDrain] (the owner's exit, or `shutdownNow`) refuses later adds and offers, so a timer
+ * is either drained by the closer or refused to its creator, never stranded.
+ */
+internal class TimerHeap {
+    private val lock = ReentrantLock()
+    private var queue = arrayOfNulls<Timer>(INITIAL_CAPACITY) // guarded by lock
+
+    /**
+     * `queue[i].deadline` for every i < count, guarded by lock: sifting compares deadlines in
+     * this array and loads a timer object only to break a tie, so a deep heap costs one cache
+     * line per level instead of one timer object per comparison.
+     */
+    private var deadlines = LongArray(INITIAL_CAPACITY)
+    private var count = 0 // guarded by lock
+    private var nextSeq = 0L // guarded by lock
+    private var closed = false // guarded by lock
+
+    /**
+     * Timers offered by other threads and not yet taken into the heap, newest first, linked by
+     * [Timer.nextInInbox]; [CLOSED_INBOX] once closed. Pushed with a CAS by [offer]; emptied
+     * only under the lock (by [takeOffersLocked] and [closeAndDrain]), so a swap never reopens
+     * a closed inbox and a [remove] under the lock sees a stable inbox.
+     */
+    @Volatile private var inbox: Timer? = null
+
+    /** The timer with the earliest deadline, or null; written under the lock after each change. */
+    @Volatile var earliest: Timer? = null
+        private set
+
+    /**
+     * The deadline the owner parks until, published by [publishParkDeadline] before its last
+     * look at the inbox, read by [offer] after its push: see there.
+     */
+    @Volatile var ownerParkDeadline: Long = 0L
+        private set
+
+    /** The length of the heap's array (tests: memory given back after a burst). */
+    fun capacity(): Int = locked { queue.size }
+
+    /**
+     * Pending timers, in the heap and offered (for stats: under the lock, so exact at one moment;
+     * it walks the inbox, which a busy owner keeps short).
+     */
+    fun pendingCount(): Int = locked {
+        var n = count
+        var t = inbox
+        if (t === CLOSED_INBOX) t = null
+        while (t != null) {
+            if (t.heapIndex != CANCELLED_IN_INBOX) n++
+            t = t.nextInInbox
+        }
+        n
+    }
+
+    /** Whether any timer is pending, in the heap or offered (no lock). */
+    fun hasPending(): Boolean = earliest != null || hasOffers()
+
+    /** Whether timers offered by other threads wait to be taken into the heap (no lock). */
+    fun hasOffers(): Boolean {
+        val head = inbox
+        return head != null && head !== CLOSED_INBOX
+    }
+
+    /** Whether the earliest timer's deadline is at or before [now] (no lock; offered timers not counted). */
+    fun isDue(now: Long): Boolean {
+        val e = earliest ?: return false
+        return e.deadline - now <= 0
+    }
+
+    /**
+     * The owner adds [timer]: [ADDED], or [ADDED_EARLIEST] if it is now the earliest, or
+     * [CLOSED] if this heap no longer takes timers. Other threads use [offer].
+     */
+    fun add(timer: Timer): Int = locked {
+        if (closed) return@locked CLOSED
+        timer.heap = this
+        insertLocked(timer)
+        publishLocked()
+        if (queue[0] === timer) ADDED_EARLIEST else ADDED
+    }
+
+    /**
+     * Another thread adds [timer]: pushed onto the inbox with a CAS, without the lock. Returns
+     * [CLOSED] if this heap is closed, [OFFERED_EARLIER] if the timer is due before the deadline
+     * the owner last published for its park (an idle owner must be unparked), else [OFFERED]
+     * (the owner takes it in at its next look, or before it parks).
+     *
+     * No missed deadline: Dekker pair with [publishParkDeadline], both sides volatile. This
+     * pushes (the CAS), then reads [ownerParkDeadline]; the owner writes it, then reads the
+     * inbox. Either the owner's read finds this timer, or this read sees the deadline the owner
+     * will park until. A stale deadline (from an earlier park) means the owner's write came
+     * after this read, so its read of the inbox came after the push.
+     */
+    fun offer(timer: Timer): Int {
+        timer.heapIndex = IN_INBOX
+        // Volatile: a canceller that reads it then finds the timer in the inbox under the lock;
+        // and the periodic re-add's Dekker pair with cancel() (DelayedTask.run) needs it.
+        timer.heap = this
+        while (true) {
+            val head = inbox
+            if (head === CLOSED_INBOX) {
+                // A canceller that saw `heap` may have marked it and counted the cancel: it
+                // was cancelled, so that count stands.
+                timer.heap = null
+                timer.heapIndex = -1
+                return CLOSED
+            }
+            timer.nextInInbox = head
+            if (INBOX.compareAndSet(this, head, timer)) {
+                return if (timer.deadline - ownerParkDeadline < 0) OFFERED_EARLIER else OFFERED
+            }
+        }
+    }
+
+    /**
+     * The owner, about to park (after its IDLE write): takes the offers in, publishes the
+     * deadline of its earliest timer as the one it parks until, and returns that timer (null:
+     * it parks without a time limit). The other side of [offer]'s Dekker pair: it writes
+     * [ownerParkDeadline], then reads the inbox, and starts again if an offer came meanwhile.
+     */
+    fun publishParkDeadline(): Timer? {
+        while (true) {
+            takeOffers()
+            val e = earliest
+            // No timer: a deadline later than any offer's but one of a maximal delay (146 years).
+            ownerParkDeadline = e?.deadline ?: (System.nanoTime() + MAX_DELAY_NANOS)
+            if (!hasOffers()) return e
+        }
+    }
+
+    /**
+     * Moves the offered timers into the heap (a volatile read when there are none); true if the
+     * earliest timer is now an earlier one.
+     */
+    fun takeOffers(): Boolean = hasOffers() && locked { takeOffersLocked() }
+
+    /** [takeOffers] for a thread that must not wait: false at once if the lock is held. */
+    fun tryTakeOffers(): Boolean {
+        if (!hasOffers() || !lock.tryLock()) return false
+        try {
+            return takeOffersLocked()
+        } finally {
+            lock.unlock()
+        }
+    }
+
+    /**
+     * Removes [timer] if it is still pending here (in the heap, or offered and not yet taken
+     * in: then it is marked and dropped when the inbox is taken); false if it was taken or never
+     * here.
+     */
+    fun remove(timer: Timer): Boolean = locked {
+        val i = timer.heapIndex
+        when {
+            timer.heap !== this -> false
+            i == IN_INBOX -> {
+                timer.heapIndex = CANCELLED_IN_INBOX
+                true
+            }
+            i < 0 || i >= count || queue[i] !== timer -> false
+            else -> {
+                removeAt(i)
+                publishLocked()
+                true
+            }
+        }
+    }
+
+    /**
+     * Owner: takes the offered timers in, then up to [max] timers due at [now] into [into]
+     * (earliest first); returns how many.
+     */
+    fun pollDue(now: Long, into: Array<Timer?>, max: Int): Int = locked {
+        takeOffersLocked()
+        takeDue(now, into, max)
+    }
+
+    /** [pollDue] of the heap alone, for another worker: 0 at once if the lock is held. */
+    fun tryPollDue(now: Long, into: Array<Timer?>, max: Int): Int {
+        if (!lock.tryLock()) return 0
+        try {
+            return takeDue(now, into, max)
+        } finally {
+            lock.unlock()
+        }
+    }
+
+    /**
+     * Closes this heap (later adds and offers are refused) and passes every pending timer,
+     * offered ones too, to [action].
+     */
+    fun closeAndDrain(action: (Timer) -> Unit) {
+        val taken = ArrayList<Timer>()
+        locked {
+            closed = true
+            var offered = INBOX.getAndSet(this, CLOSED_INBOX) as Timer?
+            if (offered === CLOSED_INBOX) offered = null // closed before
+            forEachOffered(offered) { t ->
+                val cancelled = t.heapIndex == CANCELLED_IN_INBOX
+                t.heap = null
+                t.heapIndex = -1
+                if (!cancelled) taken += t
+            }
+            for (i in 0 until count) {
+                val t = queue[i]!!
+                t.heap = null
+                t.heapIndex = -1
+                taken += t
+            }
+            queue.fill(null, 0, count)
+            count = 0
+            publishLocked()
+        }
+        taken.forEach(action)
+    }
+
+    private inline fun <R> locked(block: () -> R): R {
+        lock.lock()
+        try {
+            return block()
+        } finally {
+            lock.unlock()
+        }
+    }
+
+    /**
+     * Under the lock: moves the inbox into the heap, oldest offer first (so equal deadlines keep
+     * their offer order), dropping the ones removed meanwhile; true if [earliest] changed (only
+     * to an earlier timer: nothing leaves the heap here).
+     */
+    private fun takeOffersLocked(): Boolean {
+        val head = inbox
+        if (head == null || head === CLOSED_INBOX) return false
+        // Not CLOSED_INBOX: only closeAndDrain() closes it, under this lock.
+        var newestFirst = INBOX.getAndSet(this, null) as Timer?
+        var oldestFirst: Timer? = null
+        while (newestFirst != null) { // reverse the stack
+            val next = newestFirst.nextInInbox
+            newestFirst.nextInInbox = oldestFirst
+            oldestFirst = newestFirst
+            newestFirst = next
+        }
+        val before = earliest
+        forEachOffered(oldestFirst) { t ->
+            if (t.heapIndex == CANCELLED_IN_INBOX) {
+                t.heap = null
+                t.heapIndex = -1
+            } else {
+                insertLocked(t)
+            }
+        }
+        publishLocked()
+        return earliest !== before
+    }
+
+    /** Calls [action] on each timer of the list from [first], unlinking it first. */
+    private inline fun forEachOffered(first: Timer?, action: (Timer) -> Unit) {
+        var t = first
+        while (t != null) {
+            val next = t.nextInInbox
+            t.nextInInbox = null
+            action(t)
+            t = next
+        }
+    }
+
+    /** Under the lock: sifts [timer] (whose [Timer.heap] is already this) into the heap. */
+    private fun insertLocked(timer: Timer) {
+        timer.seq = nextSeq++
+        if (count == queue.size) resize(count * 2)
+        siftUp(count++, timer)
+    }
+
+    /** Under the lock: republishes [earliest] after a change. */
+    private fun publishLocked() {
+        earliest = if (count == 0) null else queue[0]
+    }
+
+    private fun takeDue(now: Long, into: Array<Timer?>, max: Int): Int {
+        var n = 0
+        while (n < max && count > 0) {
+            if (deadlines[0] - now > 0) break
+            val head = queue[0]!!
+            removeAt(0)
+            into[n++] = head
+        }
+        if (n > 0) publishLocked()
+        return n
+    }
+
+    /** Under the lock: removes the timer at [i] (the caller republishes [earliest]). */
+    private fun removeAt(i: Int) {
+        val removed = queue[i]!!
+        removed.heap = null
+        removed.heapIndex = -1
+        val last = --count
+        val moved = queue[last]!!
+        queue[last] = null
+        if (i != last) {
+            siftDown(i, moved)
+            if (queue[i] === moved) siftUp(i, moved)
+        }
+        // Give memory back after a burst: at a quarter full, halve (never below the initial size).
+        if (queue.size > INITIAL_CAPACITY && count < queue.size / 4) resize(queue.size / 2)
+    }
+
+    private fun resize(capacity: Int) {
+        queue = queue.copyOf(capacity)
+        deadlines = deadlines.copyOf(capacity)
+    }
+
+    /** Whether [t], due at [d], comes before the timer at index [j]. */
+    private fun before(d: Long, t: Timer, j: Int): Boolean {
+        val diff = d - deadlines[j]
+        return diff < 0 || (diff == 0L && t.seq < queue[j]!!.seq)
+    }
+
+    /** Whether the timer at index [a] comes before the one at index [b]. */
+    private fun beforeAt(a: Int, b: Int): Boolean {
+        val diff = deadlines[a] - deadlines[b]
+        return diff < 0 || (diff == 0L && queue[a]!!.seq < queue[b]!!.seq)
+    }
+
+    private fun place(i: Int, t: Timer, d: Long) {
+        queue[i] = t
+        deadlines[i] = d
+        t.heapIndex = i
+    }
+
+    private fun siftUp(start: Int, t: Timer) {
+        val d = t.deadline
+        var i = start
+        while (i > 0) {
+            val parent = (i - 1) ushr 1
+            if (!before(d, t, parent)) break
+            place(i, queue[parent]!!, deadlines[parent])
+            i = parent
+        }
+        place(i, t, d)
+    }
+
+    private fun siftDown(start: Int, t: Timer) {
+        val d = t.deadline
+        var i = start
+        val half = count ushr 1
+        while (i < half) {
+            var child = 2 * i + 1
+            val right = child + 1
+            if (right < count && beforeAt(right, child)) child = right
+            if (before(d, t, child)) break
+            place(i, queue[child]!!, deadlines[child])
+            i = child
+        }
+        place(i, t, d)
+    }
+
+    companion object {
+        const val CLOSED = 0
+        const val ADDED = 1
+        const val ADDED_EARLIEST = 2
+        const val OFFERED = 3
+        const val OFFERED_EARLIER = 4
+        const val INITIAL_CAPACITY = 16
+
+        /** [Timer.heapIndex] of a timer offered and not yet taken into the heap. */
+        const val IN_INBOX = -2
+
+        /** [Timer.heapIndex] of an offered timer removed before it was taken in. */
+        const val CANCELLED_IN_INBOX = -3
+
+        /** The inbox of a closed heap: offers are refused. */
+        private val CLOSED_INBOX: Timer = object : Timer(0L) {
+            override fun run() {}
+            override fun abandon(why: String) {}
+        }
+
+        private val INBOX: VarHandle = fieldHandle(TimerHeap::class.java, "inbox", Timer::class.java)
+    }
+}
