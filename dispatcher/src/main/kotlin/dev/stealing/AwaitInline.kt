@@ -23,7 +23,7 @@ public suspend fun <T> Deferred<T>.awaitInline(): T {
         if (w != null && w.canNest()) {
             val task = w.removeLocal(this, CoroutineOfJob)
             if (task != null) {
-                w.inlined++
+                w.counters.countInlined()
                 w.runNested(task)
             }
         }

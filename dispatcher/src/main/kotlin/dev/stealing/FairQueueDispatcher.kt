@@ -6,9 +6,6 @@ import dev.stealing.internal.jvm.fieldHandle
 import dev.stealing.internal.pool.WorkStealingPool
 import dev.stealing.internal.pool.discard
 import dev.stealing.internal.pool.rejectContinuation
-import dev.stealing.internal.pool.scheduleResume
-import dev.stealing.internal.pool.scheduleTimeout
-import dev.stealing.internal.pool.stats
 import dev.stealing.internal.queue.FairRotation
 import dev.stealing.internal.queue.MpmcTaskQueue
 import kotlinx.coroutines.CancellableContinuation
@@ -97,11 +94,11 @@ public class FairQueueDispatcher internal constructor(
      * coroutine resumes through this queue, so it keeps its fair share.
      */
     override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>): Unit =
-        pool.scheduleResume(timeMillis, continuation, dispatcher = null)
+        pool.timers.scheduleResume(timeMillis, continuation, dispatcher = null)
 
     /** `withTimeout` (kotlinx calls it): runs on a worker of the pool when time is up. */
     override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle =
-        pool.scheduleTimeout(timeMillis, block, context)
+        pool.timers.scheduleTimeout(timeMillis, block, context)
 
     /**
      * Queues [task] (O1) and makes sure this queue is in the active list or held by someone who

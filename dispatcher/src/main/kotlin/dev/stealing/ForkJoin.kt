@@ -138,11 +138,11 @@ private suspend fun <A, B> forkJoinOnWorker(
     right: suspend () -> B,
 ): Pair<A, B> {
     val half = ForkHalf(right, context)
-    if (!w.pool.forkHalf(w, half)) { // the pool is stopping: both here, one after the other
+    if (!w.pushFork(half)) { // the pool is stopping: both here, one after the other
         val a = callNested(left)
         return Pair(a, callNested(right))
     }
-    w.forks++
+    w.counters.countFork()
     var a: A? = null
     var leftFailure: Throwable? = null
     try {
@@ -153,7 +153,7 @@ private suspend fun <A, B> forkJoinOnWorker(
     // left may have resumed on another worker (or, if the pool stopped, off the pool).
     val now = Thread.currentThread() as? Worker
     if ((now != null && now.deque.popIfNewest(half)) || half.claimBack()) {
-        if (now != null) now.forksInlined++
+        if (now != null) now.counters.countForkInlined()
         if (leftFailure != null) throw leftFailure // right never starts
         context.ensureActive() // a cancelled caller does not start right either
         @Suppress("UNCHECKED_CAST")
@@ -188,11 +188,6 @@ private suspend fun <T> callNested(block: suspend () -> T): T = suspendCoroutine
     if (w == null) {
         block.startCoroutineUninterceptedOrReturn(cont)
     } else {
-        w.inlineDepth++
-        try {
-            block.startCoroutineUninterceptedOrReturn(cont)
-        } finally {
-            w.inlineDepth--
-        }
+        w.nested { block.startCoroutineUninterceptedOrReturn(cont) }
     }
 }

@@ -95,7 +95,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
 
     /** Cancelled while queued: the first to take the tombstone from a queue counts it as discarded dead work. */
     private fun discardOnce() {
-        if (CALLABLE.compareAndSet(this, DISCARDED, null)) (Thread.currentThread() as? Worker)?.let { it.cancelledSkipped++ }
+        if (CALLABLE.compareAndSet(this, DISCARDED, null)) (Thread.currentThread() as? Worker)?.counters?.countCancelledSkipped()
     }
 
     /** For [InterruptibleCall]: whether the task is still to be run (not done or cancelled). */
@@ -219,8 +219,8 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
     private fun runIfNewestLocal(): Boolean {
         val w = Thread.currentThread() as? Worker ?: return false
         if (!w.deque.popIfNewest(this)) return false
-        w.inlined++
-        w.runNested(this)
+        w.counters.countInlined()
+        w.runNestedDirect { run() }
         return true
     }
 
@@ -235,7 +235,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
         if (deadline == Long.MAX_VALUE || deadline - System.nanoTime() > 0) {
             val removed = w.removeLocal(this, SameTask)
             if (removed != null) {
-                w.inlined++
+                w.counters.countInlined()
                 w.runNested(removed)
                 return
             }
@@ -245,7 +245,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
             val thief = stolenBy
             val task = if (thief != null && thief !== w && thief.pool === w.pool) w.stealFrom(thief, withYields = false).taskOrNull else null
             if (task != null) {
-                w.helped++
+                w.counters.countHelped()
                 w.runNested(task)
                 idleSpins = 0
             } else {
@@ -262,7 +262,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
      */
     private fun blockUntilDone(nanos: Long, interruptible: Boolean): Boolean {
         val w = Thread.currentThread() as? Worker ?: return waitUntilDone(nanos, interruptible)
-        w.blockedJoins++
+        w.counters.countBlockedJoin()
         w.enterBlocking()
         try {
             return waitUntilDone(nanos, interruptible)

@@ -3,11 +3,6 @@ package dev.stealing
 import dev.stealing.internal.join.InterruptibleCall
 import dev.stealing.internal.jvm.ContextCapture
 import dev.stealing.internal.pool.WorkStealingPool
-import dev.stealing.internal.pool.addTimer
-import dev.stealing.internal.pool.awaitTermination
-import dev.stealing.internal.pool.joinAll
-import dev.stealing.internal.pool.shutdown
-import dev.stealing.internal.pool.stop
 import dev.stealing.internal.timer.DelayedTask
 import dev.stealing.internal.timer.MAX_DELAY_NANOS
 import dev.stealing.internal.timer.deadlineAfterNanos
@@ -88,16 +83,16 @@ internal class PoolExecutorService(
      */
     private fun <V> scheduleTask(callable: Callable<V>, delay: Long, period: Long, unit: TimeUnit): ScheduledFuture<V> {
         val delayNanos = unit.toNanos(delay)
-        val task = DelayedTask(deadlineAfterNanos(delayNanos), if (propagateContext) ContextCapture.wrap(callable) else callable, period, pool)
-        if (period != 0L) pool.periodicTasks.register(task)
+        val task = DelayedTask(deadlineAfterNanos(delayNanos), if (propagateContext) ContextCapture.wrap(callable) else callable, period, pool.timers)
+        if (period != 0L) pool.timers.periodicTasks.register(task)
         val accepted = try {
             when {
                 pool.isShutdown() -> false
                 delayNanos <= 0L -> pool.execute(task) || refuse(task) // execute() counted it
-                else -> pool.addTimer(task)
+                else -> pool.timers.addTimer(task)
             }
         } catch (e: Throwable) { // not accepted (a StackOverflowError while offering, say)
-            pool.periodicTasks.remove(task)
+            pool.timers.periodicTasks.remove(task)
             throw e
         }
         if (!accepted) {
@@ -109,7 +104,7 @@ internal class PoolExecutorService(
 
     /** [task] was not accepted: it leaves the live periodic tasks, and its scheduler gets the exception. */
     private fun refuse(task: DelayedTask<*>): Nothing {
-        pool.periodicTasks.remove(task)
+        pool.timers.periodicTasks.remove(task)
         reject(task)
     }
 

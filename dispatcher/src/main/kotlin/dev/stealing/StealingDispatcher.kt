@@ -4,26 +4,21 @@ package dev.stealing
 
 import dev.stealing.internal.pool.AffinityDispatcher
 import dev.stealing.internal.pool.WorkStealingPool
-import dev.stealing.internal.pool.joinAll
 import dev.stealing.internal.pool.rejectContinuation
-import dev.stealing.internal.pool.scheduleResume
-import dev.stealing.internal.pool.scheduleTimeout
-import dev.stealing.internal.pool.shutdown
-import dev.stealing.internal.pool.stats
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.runBlockingRegion
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Delay
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.DisposableHandle
 import kotlinx.coroutines.ExecutorCoroutineDispatcher
 import kotlinx.coroutines.InternalCoroutinesApi
 import java.util.concurrent.Callable
 import java.util.concurrent.Executor
 import java.util.concurrent.ForkJoinPool
-import kotlin.coroutines.CoroutineContext
-import kotlinx.coroutines.Dispatchers
 import java.util.concurrent.RejectedExecutionException
+import kotlin.coroutines.CoroutineContext
 
 /**
  * A work-stealing coroutine dispatcher and executor.
@@ -114,7 +109,7 @@ public class StealingDispatcher private constructor(
      * outside the pool cancels the coroutine, as kotlinx's executor dispatchers do.
      */
     override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>): Unit =
-        pool.scheduleResume(timeMillis, continuation, this)
+        pool.timers.scheduleResume(timeMillis, continuation, this)
 
     /**
      * `withTimeout` on this pool (kotlinx calls it; not for direct use): [block] runs on a worker
@@ -122,7 +117,7 @@ public class StealingDispatcher private constructor(
      * removes the timer at once, so a `withTimeout` that ends early leaves nothing behind.
      */
     override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle =
-        pool.scheduleTimeout(timeMillis, block, context)
+        pool.timers.scheduleTimeout(timeMillis, block, context)
 
     /**
      * Forks [task] onto this pool: queued on the caller's deque when called from a worker, else
@@ -237,11 +232,11 @@ public class StealingDispatcher private constructor(
 
         /** `delay` on the shared pool; see [StealingDispatcher.scheduleResumeAfterDelay]. */
         override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>): Unit =
-            instance.pool.scheduleResume(timeMillis, continuation, this)
+            instance.pool.timers.scheduleResume(timeMillis, continuation, this)
 
         /** `withTimeout` on the shared pool; see [StealingDispatcher.invokeOnTimeout]. */
         override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle =
-            instance.pool.scheduleTimeout(timeMillis, block, context)
+            instance.pool.timers.scheduleTimeout(timeMillis, block, context)
 
         /** [StealingDispatcher.fork] on the shared pool. */
         public fun <T> fork(task: Callable<T>): ForkedTask<T> = instance.fork(task)

@@ -1,12 +1,11 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.awaitTermination
 import java.util.concurrent.Callable
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.ScheduledExecutorService
 import java.util.concurrent.ScheduledFuture
 import java.util.concurrent.TimeUnit
-import java.util.concurrent.ExecutorService
-import java.util.concurrent.RejectedExecutionException
 
 /**
  * The [ExecutorService] face of a [StealingDispatcher] ([StealingDispatcher.executor]): every

@@ -1,6 +1,5 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.stats
 import io.micrometer.core.instrument.FunctionCounter
 import io.micrometer.core.instrument.Gauge
 import io.micrometer.core.instrument.MeterRegistry

@@ -1,8 +1,5 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.awaitTermination
-import dev.stealing.internal.pool.shutdown
-import dev.stealing.internal.pool.stats
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldBeEmpty

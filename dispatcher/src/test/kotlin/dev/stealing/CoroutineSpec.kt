@@ -1,8 +1,5 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.awaitTermination
-import dev.stealing.internal.pool.shutdown
-import dev.stealing.internal.pool.stats
 import dev.stealing.internal.worker.Worker
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue

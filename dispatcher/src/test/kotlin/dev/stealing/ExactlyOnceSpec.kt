@@ -1,6 +1,5 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.stats
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import java.util.concurrent.CountDownLatch

@@ -1,8 +1,5 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.awaitTermination
-import dev.stealing.internal.pool.shutdown
-import dev.stealing.internal.pool.stats
 import dev.stealing.internal.queue.MpmcTaskQueue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -20,8 +17,8 @@ class FailureSpec : FunSpec({
         val handled = java.util.concurrent.ConcurrentLinkedQueue<Pair<Runnable, Throwable>>()
         val d = StealingDispatcher(2, "no-threads", StealingOptions(exceptionHandler = { t, e -> handled += t to e }))
         val refuse = AtomicBoolean(true)
-        val starter = d.pool.threadStarter
-        d.pool.threadStarter = java.util.function.Consumer { t ->
+        val starter = d.pool.threads.threadStarter
+        d.pool.threads.threadStarter = java.util.function.Consumer { t ->
             if (refuse.get()) throw OutOfMemoryError("unable to create native thread (test)") else starter.accept(t)
         }
         try {
@@ -129,7 +126,7 @@ class FailureSpec : FunSpec({
         val handled = java.util.concurrent.ConcurrentLinkedQueue<Runnable>()
         val d = StealingDispatcher(1, "fail-start-shutdown", StealingOptions(exceptionHandler = { t, _ -> handled += t }))
         val q = d.fairQueue("q")
-        d.pool.threadStarter = java.util.function.Consumer { _ ->
+        d.pool.threads.threadStarter = java.util.function.Consumer { _ ->
             val shutter = kotlin.concurrent.thread { d.pool.shutdown() }
             shutter.join(10_000)
             throw OutOfMemoryError("unable to create native thread (test)")

@@ -1,6 +1,5 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.stats
 import dev.stealing.internal.queue.SameTask
 import dev.stealing.internal.queue.WorkDeque
 import io.kotest.assertions.throwables.shouldThrow

@@ -1,8 +1,6 @@
 package dev.stealing
 
 import dev.stealing.internal.jvm.StealEvent
-import dev.stealing.internal.pool.stats
-import dev.stealing.internal.pool.stop
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainAll
 import io.kotest.matchers.shouldBe

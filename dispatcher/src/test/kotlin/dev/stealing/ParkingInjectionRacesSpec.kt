@@ -6,8 +6,6 @@ import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.ParkState
 import dev.stealing.internal.idle.presumeBlocked
 import dev.stealing.internal.pool.WorkStealingPool
-import dev.stealing.internal.pool.awaitTermination
-import dev.stealing.internal.pool.stats
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.runBlockingRegion
 import io.kotest.assertions.withClue

@@ -1,6 +1,5 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.stats
 import dev.stealing.internal.worker.Worker
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

@@ -1,9 +1,6 @@
 package dev.stealing
 
 import dev.stealing.internal.idle.ParkState
-import dev.stealing.internal.pool.awaitTermination
-import dev.stealing.internal.pool.shutdown
-import dev.stealing.internal.pool.stats
 import dev.stealing.internal.timer.Timer
 import dev.stealing.internal.timer.TimerHeap
 import io.kotest.assertions.throwables.shouldThrow
@@ -271,7 +268,7 @@ class ScheduledExecutorSpec : FunSpec({
         inTask.await(10, TimeUnit.SECONDS).shouldBeTrue()
         val futures = scheduleNine(ex)
         val w = worker.get(10, TimeUnit.SECONDS)
-        d.pool.afterStopState = Runnable {
+        d.pool.lifecycle.afterStopState = Runnable {
             release.countDown()
             // The worker has exited, or waits for shutdownNow() to take the queues first (the fix).
             eventually(10_000) {
@@ -319,7 +316,7 @@ class ScheduledExecutorSpec : FunSpec({
         runnable.isCancelled.shouldBeFalse()
         ticks.get() shouldBe 2
         periodic.isCancelled.shouldBeTrue()
-        d.pool.periodicTasks.size shouldBe 0
+        d.pool.timers.periodicTasks.size shouldBe 0
     }
 
     test("shutdown cancels periodic tasks whose first run is already due, wherever they are queued, as ScheduledThreadPoolExecutor") {
@@ -355,7 +352,7 @@ class ScheduledExecutorSpec : FunSpec({
             release.countDown()
             oneShotRan.await(10, TimeUnit.SECONDS).shouldBeTrue()
             ex.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
-            if (d != null) d.pool.periodicTasks.size shouldBe 0
+            if (d != null) d.pool.timers.periodicTasks.size shouldBe 0
         }
     }
 
@@ -377,7 +374,7 @@ class ScheduledExecutorSpec : FunSpec({
         go.countDown()
         outcome.get(10, TimeUnit.SECONDS) shouldBe listOf("rejected", "rejected")
         d.executor.awaitTermination(10, TimeUnit.SECONDS).shouldBeTrue()
-        d.pool.periodicTasks.size shouldBe 0
+        d.pool.timers.periodicTasks.size shouldBe 0
     }
 
     test("exactly once: 200,000 delayed tasks from several threads and from workers, some cancelled") {

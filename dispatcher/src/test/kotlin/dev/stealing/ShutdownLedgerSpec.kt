@@ -1,8 +1,6 @@
 package dev.stealing
 
 import dev.stealing.internal.pool.AffinityDispatcher
-import dev.stealing.internal.pool.awaitTermination
-import dev.stealing.internal.pool.joinAll
 import dev.stealing.internal.worker.Worker
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

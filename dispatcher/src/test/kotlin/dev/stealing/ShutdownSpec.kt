@@ -1,8 +1,5 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.awaitTermination
-import dev.stealing.internal.pool.shutdown
-import dev.stealing.internal.pool.stats
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -236,9 +233,9 @@ class ShutdownSpec : FunSpec({
         val ran = CountDownLatch(1)
         val submitterThread = java.util.concurrent.atomic.AtomicReference<Thread>()
         val closer = thread(start = false, name = "fair-close-race-closer") { d.close() }
-        d.pool.beforeWorkerStart = Runnable {
+        d.pool.threads.beforeWorkerStart = Runnable {
             if (Thread.currentThread() === submitterThread.get()) {
-                d.pool.beforeWorkerStart = null
+                d.pool.threads.beforeWorkerStart = null
                 closer.start()
                 // close() has terminated the pool (the defect), or waits for it to terminate (the fix).
                 eventually(10_000) {
@@ -302,7 +299,7 @@ class ShutdownSpec : FunSpec({
         val d = StealingDispatcher(1, "monitor-close")
         val monitor = d.pool.monitor!!
         val monitorAtClose = java.util.concurrent.atomic.AtomicReference<Thread.State>()
-        d.pool.threadStarter = java.util.function.Consumer { t ->
+        d.pool.threads.threadStarter = java.util.function.Consumer { t ->
             t.start()
             val closer = thread(name = "monitor-close-closer") { d.close() }
             closer.join(10_000)

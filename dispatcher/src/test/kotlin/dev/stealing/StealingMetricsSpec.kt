@@ -1,6 +1,5 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.stats
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec

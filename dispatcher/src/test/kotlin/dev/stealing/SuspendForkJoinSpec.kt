@@ -2,7 +2,6 @@ package dev.stealing
 
 import dev.stealing.internal.join.ForkHalf
 import dev.stealing.internal.join.StolenHalf
-import dev.stealing.internal.pool.stats
 import dev.stealing.internal.queue.StealResult
 import dev.stealing.internal.queue.WorkDeque
 import io.kotest.assertions.throwables.shouldThrow

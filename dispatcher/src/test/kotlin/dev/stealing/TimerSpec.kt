@@ -1,9 +1,5 @@
 package dev.stealing
 
-import dev.stealing.internal.pool.awaitTermination
-import dev.stealing.internal.pool.joinAll
-import dev.stealing.internal.pool.shutdown
-import dev.stealing.internal.pool.stats
 import dev.stealing.internal.timer.TimerHeap
 import dev.stealing.internal.worker.Worker
 import io.kotest.assertions.throwables.shouldThrow

@@ -2,7 +2,6 @@ package dev.stealing.internal.idle
 
 import dev.stealing.internal.jvm.UnparkEvent
 import dev.stealing.internal.jvm.fieldHandle
-import dev.stealing.internal.pool.startWorker
 import java.lang.invoke.VarHandle
 import java.util.concurrent.locks.LockSupport
 

@@ -1,7 +1,5 @@
 package dev.stealing.internal.idle
 
-import dev.stealing.internal.pool.startWorker
-
 /**
  * What idle control needs from the pool above it, and nothing more.
  */

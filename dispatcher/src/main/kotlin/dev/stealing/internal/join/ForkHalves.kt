@@ -42,7 +42,7 @@ internal class ForkHalf<B>(
     /** A worker took this from a deque: claim it and start [block] as a coroutine, or skip a dead entry. */
     override fun run() {
         val stolen = claimStolen() ?: return // taken back by its caller: a dead entry
-        (Thread.currentThread() as? Worker)?.let { it.forksStolen++ }
+        (Thread.currentThread() as? Worker)?.counters?.countForkStolen()
         stolen.start()
     }
 

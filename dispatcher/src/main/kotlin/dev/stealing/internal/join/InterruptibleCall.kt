@@ -41,7 +41,7 @@ internal class InterruptibleCall<T> private constructor(
         val me = Thread.currentThread()
         if (!RUNNER.compareAndSet(this, null, me)) { // claims the run: exactly once
             // Cancelled while queued: the first to take the tombstone counts it as discarded.
-            if (RUNNER.compareAndSet(this, DISCARDED, CLAIMED)) (me as? Worker)?.let { it.cancelledSkipped++ }
+            if (RUNNER.compareAndSet(this, DISCARDED, CLAIMED)) (me as? Worker)?.counters?.countCancelledSkipped()
             return
         }
         val interruptedBefore = me.isInterrupted

@@ -26,7 +26,7 @@ internal class AffinityDispatcher(
     private val slot = slotFor(affinityKey, pool.parallelism)
 
     init {
-        pool.startCoreWorkers()
+        pool.threads.startCoreWorkers()
     }
 
     override fun isDispatchNeeded(context: CoroutineContext): Boolean = true
@@ -42,10 +42,10 @@ internal class AffinityDispatcher(
 
     /** The timer is kept by the key's worker; if another worker fires it, the coroutine is dispatched back. */
     override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>): Unit =
-        pool.scheduleResume(timeMillis, continuation, this, slot)
+        pool.timers.scheduleResume(timeMillis, continuation, this, slot)
 
     override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle =
-        pool.scheduleTimeout(timeMillis, block, context)
+        pool.timers.scheduleTimeout(timeMillis, block, context)
 
     override fun toString(): String = "${pool.name}.affinity($affinityKey)"
 

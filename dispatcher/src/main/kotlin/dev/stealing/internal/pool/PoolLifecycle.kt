@@ -6,306 +6,357 @@ import dev.stealing.internal.join.ForkHalf
 import dev.stealing.internal.timer.DelayedTask
 import dev.stealing.internal.timer.Timer
 import dev.stealing.internal.worker.Worker
+import dev.stealing.internal.worker.WorkerCounters
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.locks.ReentrantLock
 import kotlin.concurrent.withLock
+import kotlin.contracts.ExperimentalContracts
+import kotlin.contracts.InvocationKind
+import kotlin.contracts.contract
 
 /**
- * The pool's life cycle ([WorkStealingPool.runState]), in order; it only moves forward.
- *
- * - RUNNING: takes work.
- * - SHUTDOWN ([shutdown]): intake closed. The global and fair queues are closed, so an outside
- *   submission either got in before and will run, or is rejected; running tasks may still fork
- *   locally. Workers keep running everything queued.
- * - STOP ([stop], `shutdownNow`): queued tasks are handed back or discarded; workers exit after
- *   their current task.
- * - TIDYING: quiescent after SHUTDOWN (every live worker idle and nothing queued, found by the
- *   last worker to go idle in [tryQuiesce]); workers exit.
- * - TERMINATED: no worker is alive.
+ * The pool's life cycle: it owns the run state ([RunState]), the lock that guards every move
+ * of it and the worker counts, and the steps of shutdown, stop, quiescence and termination.
+ * Everything here that is "under the lock" is under [lock], and nothing outside this class
+ * writes these fields (the worker threads' start and exit go through [WorkerThreads], which
+ * calls the `...Locked` methods below inside [locked]).
  */
-internal object RunState {
-    const val RUNNING = 0
-    const val SHUTDOWN = 1
-    const val STOP = 2
-    const val TIDYING = 3
-    const val TERMINATED = 4
-}
+internal class PoolLifecycle(private val pool: WorkStealingPool) {
+    @Volatile var runState = RunState.RUNNING
+        private set
+    private val lock = ReentrantLock()
+    private val terminatedCondition = lock.newCondition()
 
-/**
- * Ends a queued [task] that will never run because [why]: a [ForkedTask] or a [DelayedTask] is
- * cancelled (so its joiners end), a coroutine continuation has its job cancelled and completes
- * on `Dispatchers.IO` (as kotlinx's executor dispatchers do on rejection), a coroutine timer is
- * abandoned ([Timer.abandon]), a `forkJoin` half is dropped (its caller, which is still running
- * or has a continuation of its own, takes it back). Returns false, doing nothing, for any other
- * `Runnable`: the caller hands it back, reports it or drops it.
- */
-internal fun discard(task: Runnable, why: String): Boolean = when (task) {
-    is ForkedTask<*> -> {
-        task.cancel(false)
-        true
-    }
-    is kotlin.coroutines.Continuation<*> -> {
-        rejectContinuation(task.context, task, why)
-        true
-    }
-    is Timer -> { // a due timer, queued to fire: a Java task is cancelled (and handed back)
-        task.abandon(why)
-        true
-    }
-    // Its caller takes it back (ForkJoin.kt): it is still unclaimed, or a dead entry.
-    is ForkHalf<*> -> true
-    else -> false
-}
+    /** Live worker threads; guarded by [lock]. */
+    var liveWorkers = 0
+        private set
 
-/** Stops intake; queued and running work completes, then the workers exit. Idempotent. */
-internal fun WorkStealingPool.shutdown() {
-    advanceRunState(RunState.SHUTDOWN)
-    // Fair queues first: quiescence needs the global queue closed and drained, so once it can
-    // happen every fair queue is closed too and re-scans ask each of them (FairRotation,
-    // "Quiescence"). In the other order a worker could quiesce the pool between the two closes
-    // while a fair queue still took work that would never run.
-    fair.closeAll()
-    global.close()
-    // Every periodic task, wherever it is (heap, inbox, queued as due, running): as
-    // ScheduledThreadPoolExecutor's default policy. One-shot timers still fire; quiescence waits for them.
-    periodicTasks.cancelAll()
-    if (!global.isDrained() || fair.hasWork()) signalAfterPublish() // tasks queued: make sure a worker runs them
-    idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
-    lock.withLock { tryTerminateLocked() }
-    if (isTerminated()) monitor?.wakeToExit()
-}
+    /** Extra threads started (guarded by [lock]). */
+    var injected = 0L
+        private set
 
-/**
- * Stops intake and returns every task not yet started, except coroutine continuations, whose
- * coroutines are cancelled instead (nobody could resume a handed-back continuation). Delayed
- * and periodic tasks ([DelayedTask]) are handed back uncancelled, wherever they waited (a timer
- * heap, or queued as due), as `ScheduledThreadPoolExecutor` does; forked tasks are cancelled so
- * that joiners end, as `ForkJoinPool` does.
- *
- * Workers that see STOP while this runs wait until it has taken the queues' contents
- * ([awaitStopHandBack]) before they reject what is left on their own: a worker exiting at the
- * same moment would otherwise race it for the same tasks, and what the worker took would be
- * ended instead of handed back.
- */
-internal fun WorkStealingPool.stop(): List<Runnable> {
-    val stopping = advanceRunState(RunState.STOP)
-    val unstarted = ArrayList<Runnable>()
-    try {
-        afterStopState?.run()
-        fair.closeAll() // in the order of shutdown()
-        global.close()
-        fair.drainAll(unstarted)
-        // Until drained, not just until poll() says null: a producer that claimed a slot before the
-        // close is still writing its task, which must be handed back too.
-        while (!global.isDrained()) {
-            val task = global.poll()
-            if (task != null) unstarted += task else Thread.onSpinWait()
-        }
-        workers.forEach { w ->
-            w.timers?.closeAndDrain { unstarted += it } // closed: a later add is refused to its creator
-            for (queue in arrayOf(w.deque, w.yields)) {
-                while (true) {
-                    val r = queue.steal()
-                    val task = r.taskOrNull
-                    // Retry: a lost race, or the owner (still running) mid-removal; it is brief.
-                    if (task != null) unstarted += task else if (r.isEmpty) break else Thread.onSpinWait()
+    /** Extra threads retired (guarded by [lock]). */
+    var retired = 0L
+        private set
+
+    /** Sums of the counters of workers that have exited, so stats only grow; guarded by [lock]. */
+    val exitedTotals = WorkerCounters()
+
+    /**
+     * Set (volatile) by the [stop] call that moved the pool to STOP once it has taken every
+     * queued task it hands back; a worker exiting a stopping pool waits for it before it
+     * rejects what is left on its own queues ([rejectLeftovers]).
+     */
+    @Volatile private var stopHandBackTaken = false
+
+    /** Tests only: runs in [stop] right after the run state became STOP, before anything is taken. */
+    @Volatile var afterStopState: Runnable? = null
+
+    /**
+     * Keyed offers and timers from outside the pool in progress; quiescence waits for them (see
+     * the pool's `executeKeyed` and `addTimer`).
+     */
+    val outsideOffers = AtomicInteger()
+
+    /** Set while [rejectQueuedWithoutWorkers] drains. */
+    private val rejectingStranded = AtomicBoolean()
+
+    fun isShutdown(): Boolean = runState >= RunState.SHUTDOWN
+
+    /** Workers should exit: STOP (shutdownNow), TIDYING or TERMINATED. */
+    fun isStopping(): Boolean = runState >= RunState.STOP
+    fun isTerminated(): Boolean = runState == RunState.TERMINATED
+
+    /** Runs [block] under [lock]. */
+    @OptIn(ExperimentalContracts::class)
+    inline fun <T> locked(block: () -> T): T {
+        contract { callsInPlace(block, InvocationKind.EXACTLY_ONCE) }
+        return lockForInline().withLock(block)
+    }
+
+    /** For [locked] only. */
+    fun lockForInline(): ReentrantLock = lock
+
+    /** Under [lock]: a worker was given a slot; counted live (and injected, if extra). */
+    fun workerAddedLocked(w: Worker) {
+        liveWorkers++
+        if (w.isExtra) injected++
+    }
+
+    /** Under [lock]: the thread of a worker counted by [workerAddedLocked] could not start. */
+    fun workerStartUndoneLocked(w: Worker) {
+        liveWorkers--
+        if (w.isExtra) injected--
+        tryTerminateLocked()
+    }
+
+    /**
+     * Under [lock]: worker [w] exited ([retiredIdle]: retired idle). Its counters join
+     * [exitedTotals]. True if the pool became quiescent (the caller wakes everyone to exit).
+     */
+    fun workerExitedLocked(w: Worker, retiredIdle: Boolean): Boolean {
+        exitedTotals.addAll(w.counters) // its counts stay in stats() after it is gone
+        w.counters.markFolded()
+        liveWorkers--
+        if (retiredIdle) retired++
+        tryTerminateLocked()
+        // A retiring worker that was the last non-idle one makes a shut-down pool quiescent.
+        return retiredIdle && quiesceLocked()
+    }
+
+    /** Stops intake; queued and running work completes, then the workers exit. Idempotent. */
+    fun shutdown() {
+        advanceRunState(RunState.SHUTDOWN)
+        // Fair queues first: quiescence needs the global queue closed and drained, so once it can
+        // happen every fair queue is closed too and re-scans ask each of them (FairRotation,
+        // "Quiescence"). In the other order a worker could quiesce the pool between the two closes
+        // while a fair queue still took work that would never run.
+        pool.fair.closeAll()
+        pool.global.close()
+        // Every periodic task, wherever it is (heap, inbox, queued as due, running): as
+        // ScheduledThreadPoolExecutor's default policy. One-shot timers still fire; quiescence waits for them.
+        pool.timers.periodicTasks.cancelAll()
+        if (!pool.global.isDrained() || pool.fair.hasWork()) pool.signalAfterPublish() // tasks queued: make sure a worker runs them
+        pool.idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
+        lock.withLock { tryTerminateLocked() }
+        if (isTerminated()) pool.monitor?.wakeToExit()
+    }
+
+    /**
+     * Stops intake and returns every task not yet started, except coroutine continuations, whose
+     * coroutines are cancelled instead (nobody could resume a handed-back continuation). Delayed
+     * and periodic tasks ([DelayedTask]) are handed back uncancelled, wherever they waited (a timer
+     * heap, or queued as due), as `ScheduledThreadPoolExecutor` does; forked tasks are cancelled so
+     * that joiners end, as `ForkJoinPool` does.
+     *
+     * Workers that see STOP while this runs wait until it has taken the queues' contents
+     * ([awaitStopHandBack]) before they reject what is left on their own: a worker exiting at the
+     * same moment would otherwise race it for the same tasks, and what the worker took would be
+     * ended instead of handed back.
+     */
+    fun stop(): List<Runnable> {
+        val stopping = advanceRunState(RunState.STOP)
+        val unstarted = ArrayList<Runnable>()
+        try {
+            afterStopState?.run()
+            pool.fair.closeAll() // in the order of shutdown()
+            pool.global.close()
+            pool.fair.drainAll(unstarted)
+            // Until drained, not just until poll() says null: a producer that claimed a slot before the
+            // close is still writing its task, which must be handed back too.
+            while (!pool.global.isDrained()) {
+                val task = pool.global.poll()
+                if (task != null) unstarted += task else Thread.onSpinWait()
+            }
+            pool.workers.forEach { w ->
+                w.timers?.closeAndDrain { unstarted += it } // closed: a later add is refused to its creator
+                for (queue in arrayOf(w.deque, w.yields)) {
+                    while (true) {
+                        val r = queue.steal()
+                        val task = r.taskOrNull
+                        // Retry: a lost race, or the owner (still running) mid-removal; it is brief.
+                        if (task != null) unstarted += task else if (r.isEmpty) break else Thread.onSpinWait()
+                    }
                 }
             }
-        }
-    } finally {
-        if (stopping) stopHandBackTaken = true // volatile: pairs with the read in awaitStopHandBack()
-    }
-    workers.forEach { it.interrupt() }
-    // A task forked inside the pool may be joined by a running parent: what is handed back is
-    // cancelled so such a join ends (as ForkJoinPool.shutdownNow does).
-    val handedBack = ArrayList<Runnable>(unstarted.size)
-    for (task in unstarted) {
-        if (task is DelayedTask<*>) { // before discard(), which would cancel it
-            if (!task.isDone) { // one cancelled by shutdown() earlier has ended: not handed back (as STPE)
-                task.handBack()
-                handedBack += task
-            }
-            continue
-        }
-        val ended = discard(task, "The task was rejected: $name stopped")
-        when {
-            !ended || task is ForkedTask<*> -> handedBack += task
-            task is Timer || task is ForkHalf<*> -> {} // counted by abandon(); run by its caller
-            else -> rejected.increment()
-        }
-    }
-    wakeAllForExit()
-    lock.withLock { tryTerminateLocked() }
-    return handedBack
-}
-
-/**
- * A worker exiting a pool that [stop] moved to STOP: waits until that call has taken every
- * queued task (its timer heap, deque and yield queue included), so what it hands back is not
- * taken by the exiting worker instead. Short: [stop] waits for nobody while it takes them (a
- * producer that claimed a global-queue slot finishes writing it, or leaves it skipped).
- * Not for TIDYING (quiescent: nothing was queued), where no [stop] may ever come.
- */
-private fun WorkStealingPool.awaitStopHandBack() {
-    if (runState != RunState.STOP) return // TIDYING or TERMINATED: nothing to wait for
-    var spins = 0
-    while (!stopHandBackTaken) { // volatile: pairs with the write in stop()'s finally
-        if (++spins < 64) Thread.onSpinWait() else Thread.yield()
-    }
-}
-
-/** Moves the run state forward to [target]; true if this call moved it. */
-private fun WorkStealingPool.advanceRunState(target: Int): Boolean =
-    lock.withLock {
-        if (runState < target) {
-            runState = target
-            true
-        } else {
-            false
-        }
-    }
-
-/**
- * Called by a worker that went idle after [shutdown] and found nothing: if every started worker
- * is idle (so none runs a task that could fork more) and nothing is queued or being offered,
- * the pool is quiescent: move to TIDYING and wake everyone to exit.
- */
-internal fun WorkStealingPool.tryQuiesce() {
-    if (runState >= RunState.STOP) {
-        // Stopping or already quiescent: this worker pushed itself idle after the wakeAll of
-        // stop() or of the quiescing worker, and must not park. The runState write before that
-        // wakeAll and this worker's idle push + fence + read form a Dekker pair.
-        idle.wakeAll()
-        return
-    }
-    if (lock.withLock { quiesceLocked() }) wakeAllForExit()
-}
-
-/**
- * Under [WorkStealingPool.lock]: moves a shut-down pool with nothing queued, no timer pending
- * and every live worker idle to TIDYING.
- */
-internal fun WorkStealingPool.quiesceLocked(): Boolean {
-    if (runState != RunState.SHUTDOWN || !global.isDrained() || hasVisibleWork() || hasPendingTimers()) return false
-    if (!idle.allIdle(liveWorkers) {
-            !hasVisibleWork() && outsideOffers.get() == 0 && !hasKeyedWork() && !hasPendingTimers()
-        }) {
-        return false
-    }
-    runState = RunState.TIDYING
-    return true
-}
-
-internal fun WorkStealingPool.wakeAllForExit() {
-    idle.wakeAll()
-    monitor?.wakeToExit()
-}
-
-/**
- * Under [WorkStealingPool.lock]: TERMINATED once no worker is alive and the pool is stopping,
- * or shut down with nothing left (a pool that never started a worker). Nothing left means the
- * global queue drained and no fair queue holding a task: a submitter whose fair-queue offer got
- * in before the close may still be on its way to start the first worker (its signal counted a
- * start that has not taken this lock yet), and a pool terminated meanwhile would refuse that
- * start and strand its task. Both queues are closed by then, so nothing new can arrive.
- */
-internal fun WorkStealingPool.tryTerminateLocked() {
-    if (liveWorkers != 0 || runState == RunState.TERMINATED) return
-    if (runState >= RunState.STOP || (runState == RunState.SHUTDOWN && global.isDrained() && !fair.hasWork())) {
-        runState = RunState.TERMINATED
-        terminatedCondition.signalAll()
-    }
-}
-
-/**
- * When [w] exits a stopping pool, once [stop] has taken what it hands back
- * ([awaitStopHandBack]): tasks it pushed onto its own deque or yield queue after [stop] took
- * their contents, and tasks in its keyed queue, are rejected, not lost. The keyed queue is
- * closed first, so a keyed offer racing this exit is either drained here or refused to its
- * producer ([WorkStealingPool.executeKeyed]). Its timer heap is closed and drained the same
- * way: a timer added before the close is abandoned here ([Timer.abandon]), a later one is
- * refused to its creator ([addTimer]).
- */
-internal fun WorkStealingPool.rejectLeftovers(w: Worker) {
-    awaitStopHandBack()
-    while (true) rejectTask(w.deque.pop() ?: break)
-    while (true) rejectTask(w.yields.pop() ?: break)
-    w.keyedQueue?.drainClosed { rejectTask(it) }
-    w.timers?.closeAndDrain { it.abandon("The timer was rejected: $name stopped") }
-}
-
-/**
- * A task that cannot run any more because the pool stopped (or, with [startFailure], because
- * no worker could be started): [discard]ed, and anything else reaches the failure handler with
- * a [RejectedExecutionException].
- */
-internal fun WorkStealingPool.rejectTask(task: Runnable, startFailure: Throwable? = null) {
-    rejected.increment()
-    val why = if (startFailure == null) "$name stopped" else "$name could not start a worker"
-    if (!discard(task, "The task was rejected: $why")) {
-        reportFailure(task, RejectedExecutionException("$why before running $task", startFailure))
-    }
-}
-
-/**
- * A worker could not be started and none is alive: the tasks waiting in the global queue and
- * the fair queues would never run, so each is rejected ([rejectTask], with [cause]) instead of
- * being stranded. A later submission tries to start a worker again.
- */
-internal fun WorkStealingPool.rejectQueuedWithoutWorkers(cause: Throwable) {
-    // One drainer at a time: taking a fair queue's turn signals, and that signal's failed start
-    // would call this again on the same thread. A caller that finds a drain under way leaves its
-    // task to it: the drainer re-checks the queues after it lets go.
-    while (rejectingStranded.compareAndSet(false, true)) {
-        try {
-            while (true) rejectTask(global.poll() ?: fair.poll() ?: break, startFailure = cause)
         } finally {
-            rejectingStranded.set(false)
+            if (stopping) stopHandBackTaken = true // volatile: pairs with the read in awaitStopHandBack()
         }
-        // A shutdown that came while the start was failing could not terminate the pool (the
-        // worker was counted, then the queues held work): with both now empty, it can.
-        if (isShutdown()) {
-            lock.withLock { tryTerminateLocked() }
-            if (isTerminated()) monitor?.wakeToExit()
+        pool.workers.forEach { it.interrupt() }
+        // A task forked inside the pool may be joined by a running parent: what is handed back is
+        // cancelled so such a join ends (as ForkJoinPool.shutdownNow does).
+        val handedBack = ArrayList<Runnable>(unstarted.size)
+        for (task in unstarted) {
+            if (task is DelayedTask<*>) { // before discard(), which would cancel it
+                if (!task.isDone) { // one cancelled by shutdown() earlier has ended: not handed back (as STPE)
+                    task.handBack()
+                    handedBack += task
+                }
+                continue
+            }
+            val ended = discard(task, "The task was rejected: ${pool.name} stopped")
+            when {
+                !ended || task is ForkedTask<*> -> handedBack += task
+                task is Timer || task is ForkHalf<*> -> {} // counted by abandon(); run by its caller
+                else -> pool.rejected.increment()
+            }
         }
-        if (idle.liveCount != 0 || (global.size() == 0 && !fair.hasWork())) return
+        wakeAllForExit()
+        lock.withLock { tryTerminateLocked() }
+        return handedBack
     }
-}
 
-/**
- * Waits up to [nanos] for TERMINATED; true if reached. Zero or negative: no wait. Throws
- * [InterruptedException] (undeclared) if interrupted while waiting.
- */
-internal fun WorkStealingPool.awaitTermination(nanos: Long): Boolean {
-    if (runState == RunState.TERMINATED) return true
-    if (nanos <= 0L) return false
-    check(currentWorker() == null) { "a task of $name cannot wait for $name to terminate" }
-    var remaining = nanos
-    lock.withLock {
-        while (runState != RunState.TERMINATED) {
-            if (remaining <= 0L) return false
-            remaining = terminatedCondition.awaitNanos(remaining)
+    /**
+     * A worker exiting a pool that [stop] moved to STOP: waits until that call has taken every
+     * queued task (its timer heap, deque and yield queue included), so what it hands back is not
+     * taken by the exiting worker instead. Short: [stop] waits for nobody while it takes them (a
+     * producer that claimed a global-queue slot finishes writing it, or leaves it skipped).
+     * Not for TIDYING (quiescent: nothing was queued), where no [stop] may ever come.
+     */
+    private fun awaitStopHandBack() {
+        if (runState != RunState.STOP) return // TIDYING or TERMINATED: nothing to wait for
+        var spins = 0
+        while (!stopHandBackTaken) { // volatile: pairs with the write in stop()'s finally
+            if (++spins < 64) Thread.onSpinWait() else Thread.yield()
         }
+    }
+
+    /** Moves the run state forward to [target]; true if this call moved it. */
+    private fun advanceRunState(target: Int): Boolean =
+        lock.withLock {
+            if (runState < target) {
+                runState = target
+                true
+            } else {
+                false
+            }
+        }
+
+    /**
+     * Called by a worker that went idle after [shutdown] and found nothing: if every started worker
+     * is idle (so none runs a task that could fork more) and nothing is queued or being offered,
+     * the pool is quiescent: move to TIDYING and wake everyone to exit.
+     */
+    fun tryQuiesce() {
+        if (runState >= RunState.STOP) {
+            // Stopping or already quiescent: this worker pushed itself idle after the wakeAll of
+            // stop() or of the quiescing worker, and must not park. The runState write before that
+            // wakeAll and this worker's idle push + fence + read form a Dekker pair.
+            pool.idle.wakeAll()
+            return
+        }
+        if (lock.withLock { quiesceLocked() }) wakeAllForExit()
+    }
+
+    /**
+     * Under [WorkStealingPool.lock]: moves a shut-down pool with nothing queued, no timer pending
+     * and every live worker idle to TIDYING.
+     */
+    fun quiesceLocked(): Boolean {
+        if (runState != RunState.SHUTDOWN || !pool.global.isDrained() || pool.hasVisibleWork() || pool.timers.hasPendingTimers()) return false
+        if (!pool.idle.allIdle(liveWorkers) {
+                !pool.hasVisibleWork() && outsideOffers.get() == 0 && !pool.hasKeyedWork() && !pool.timers.hasPendingTimers()
+            }) {
+            return false
+        }
+        runState = RunState.TIDYING
         return true
     }
-}
 
-/**
- * Waits for termination, then for every worker thread and the starvation monitor's thread to
- * finish. Not on a worker. An interrupt does not end the wait; it is re-asserted on return (as
- * JDK 19+ `ExecutorService.close()` does).
- */
-internal fun WorkStealingPool.joinAll() {
-    var interrupted = false
-    while (true) {
-        try {
-            while (!awaitTermination(TimeUnit.SECONDS.toNanos(1))) { /* keep waiting */ }
-            workers.forEach { it.join() }
-            monitor?.joinIfStarted() // started before the first worker (startWorker), so seen here
-            break
-        } catch (e: InterruptedException) {
-            interrupted = true
+    fun wakeAllForExit() {
+        pool.idle.wakeAll()
+        pool.monitor?.wakeToExit()
+    }
+
+    /**
+     * Under [WorkStealingPool.lock]: TERMINATED once no worker is alive and the pool is stopping,
+     * or shut down with nothing left (a pool that never started a worker). Nothing left means the
+     * global queue drained and no fair queue holding a task: a submitter whose fair-queue offer got
+     * in before the close may still be on its way to start the first worker (its signal counted a
+     * start that has not taken this lock yet), and a pool terminated meanwhile would refuse that
+     * start and strand its task. Both queues are closed by then, so nothing new can arrive.
+     */
+    fun tryTerminateLocked() {
+        if (liveWorkers != 0 || runState == RunState.TERMINATED) return
+        if (runState >= RunState.STOP || (runState == RunState.SHUTDOWN && pool.global.isDrained() && !pool.fair.hasWork())) {
+            runState = RunState.TERMINATED
+            terminatedCondition.signalAll()
         }
     }
-    if (interrupted) Thread.currentThread().interrupt()
+
+    /**
+     * When [w] exits a stopping pool, once [stop] has taken what it hands back
+     * ([awaitStopHandBack]): tasks it pushed onto its own deque or yield queue after [stop] took
+     * their contents, and tasks in its keyed queue, are rejected, not lost. The keyed queue is
+     * closed first, so a keyed offer racing this exit is either drained here or refused to its
+     * producer ([WorkStealingPool.executeKeyed]). Its timer heap is closed and drained the same
+     * way: a timer added before the close is abandoned here ([Timer.abandon]), a later one is
+     * refused to its creator ([addTimer]).
+     */
+    fun rejectLeftovers(w: Worker) {
+        awaitStopHandBack()
+        while (true) rejectTask(w.deque.pop() ?: break)
+        while (true) rejectTask(w.yields.pop() ?: break)
+        w.keyedQueue?.drainClosed { rejectTask(it) }
+        w.timers?.closeAndDrain { it.abandon("The timer was rejected: ${pool.name} stopped") }
+    }
+
+    /**
+     * A task that cannot run any more because the pool stopped (or, with [startFailure], because
+     * no worker could be started): [discard]ed, and anything else reaches the failure handler with
+     * a [RejectedExecutionException].
+     */
+    fun rejectTask(task: Runnable, startFailure: Throwable? = null) {
+        pool.rejected.increment()
+        val why = if (startFailure == null) "${pool.name} stopped" else "${pool.name} could not start a worker"
+        if (!discard(task, "The task was rejected: $why")) {
+            pool.reportFailure(task, RejectedExecutionException("$why before running $task", startFailure))
+        }
+    }
+
+    /**
+     * A worker could not be started and none is alive: the tasks waiting in the global queue and
+     * the fair queues would never run, so each is rejected ([rejectTask], with [cause]) instead of
+     * being stranded. A later submission tries to start a worker again.
+     */
+    fun rejectQueuedWithoutWorkers(cause: Throwable) {
+        // One drainer at a time: taking a fair queue's turn signals, and that signal's failed start
+        // would call this again on the same thread. A caller that finds a drain under way leaves its
+        // task to it: the drainer re-checks the queues after it lets go.
+        while (rejectingStranded.compareAndSet(false, true)) {
+            try {
+                while (true) rejectTask(pool.global.poll() ?: pool.fair.poll() ?: break, startFailure = cause)
+            } finally {
+                rejectingStranded.set(false)
+            }
+            // A shutdown that came while the start was failing could not terminate the pool (the
+            // worker was counted, then the queues held work): with both now empty, it can.
+            if (isShutdown()) {
+                lock.withLock { tryTerminateLocked() }
+                if (isTerminated()) pool.monitor?.wakeToExit()
+            }
+            if (pool.idle.liveCount != 0 || (pool.global.size() == 0 && !pool.fair.hasWork())) return
+        }
+    }
+
+    /**
+     * Waits up to [nanos] for TERMINATED; true if reached. Zero or negative: no wait. Throws
+     * [InterruptedException] (undeclared) if interrupted while waiting.
+     */
+    fun awaitTermination(nanos: Long): Boolean {
+        if (runState == RunState.TERMINATED) return true
+        if (nanos <= 0L) return false
+        check(pool.currentWorker() == null) { "a task of ${pool.name} cannot wait for ${pool.name} to terminate" }
+        var remaining = nanos
+        lock.withLock {
+            while (runState != RunState.TERMINATED) {
+                if (remaining <= 0L) return false
+                remaining = terminatedCondition.awaitNanos(remaining)
+            }
+            return true
+        }
+    }
+
+    /**
+     * Waits for termination, then for every worker thread and the starvation monitor's thread to
+     * finish. Not on a worker. An interrupt does not end the wait; it is re-asserted on return (as
+     * JDK 19+ `ExecutorService.close()` does).
+     */
+    fun joinAll() {
+        var interrupted = false
+        while (true) {
+            try {
+                while (!awaitTermination(TimeUnit.SECONDS.toNanos(1))) { /* keep waiting */ }
+                pool.workers.forEach { it.join() }
+                pool.monitor?.joinIfStarted() // started before the first worker (startWorker), so seen here
+                break
+            } catch (e: InterruptedException) {
+                interrupted = true
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt()
+    }
 }

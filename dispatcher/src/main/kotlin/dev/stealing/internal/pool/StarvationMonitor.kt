@@ -117,28 +117,29 @@ internal class StarvationMonitor(
         var timersOverdue = false
         val now = System.nanoTime()
         pool.workers.forEach { w ->
-            val executed = w.executed // racy read of the owner's counter: only compared for change
+            val executed = w.counters.executed // racy read of the owner's counter: only compared for change
             val heap = w.timers
             val topLevel = w.topLevelTasks // racy, compared for change: nested runs do not count
+            val watch = watchOf(w)
             if (w.inTask && heap != null) {
                 pool.takeOffersOf(w, tryOnly = false) // it may not look in time
                 if (heap.earliest != null) {
                     timersHeld = true
                     val blocked = BlockState.isBlocked(w.idleNode.blockState)
-                    if (heap.isDue(now) && (blocked || topLevel == w.monitorLastTopLevel)) timersOverdue = true
+                    if (heap.isDue(now) && (blocked || topLevel == watch.lastTopLevel)) timersOverdue = true
                 }
             }
-            w.monitorLastTopLevel = topLevel
-            if (!w.inTask || executed != w.monitorLastExecuted) {
-                w.monitorLastExecuted = executed
-                w.monitorStalledTicks = 0
+            watch.lastTopLevel = topLevel
+            if (!w.inTask || executed != watch.lastExecuted) {
+                watch.lastExecuted = executed
+                watch.stalledTicks = 0
                 return@forEach
             }
-            w.monitorStalledTicks++
+            watch.stalledTicks++
             if (injected || !workWaiting || w.idleNode.blockState != BlockState.NOT_BLOCKED) return@forEach
             val state = w.state
             val waiting = state == State.BLOCKED || state == State.WAITING || state == State.TIMED_WAITING
-            val stalled = w.monitorStalledTicks >= if (waiting) WAITING_STALL_TICKS else RUNNABLE_STALL_TICKS
+            val stalled = watch.stalledTicks >= if (waiting) WAITING_STALL_TICKS else RUNNABLE_STALL_TICKS
             if (stalled && pool.idle.presumeBlocked(w.idleNode)) {
                 presumedCount++
                 injected = true
@@ -146,6 +147,26 @@ internal class StarvationMonitor(
         }
         if (timersOverdue) pool.idle.signalWork() // a woken searcher takes them (Worker.takeOthersDueTimers)
         return workWaiting || timersHeld || !pool.idle.noneActive()
+    }
+
+    /**
+     * What this monitor saw of one worker at its last look: its executed count, its top-level
+     * task count, and the looks since the executed count last changed. This thread only.
+     */
+    private class Watch(val worker: Worker) {
+        var lastExecuted = -1L
+        var stalledTicks = 0
+        var lastTopLevel = -1L
+    }
+
+    /** Per worker slot; a slot reused by a new worker starts a new watch. This thread only. */
+    private var watches = arrayOfNulls<Watch>(0)
+
+    private fun watchOf(w: Worker): Watch {
+        if (w.index >= watches.size) watches = watches.copyOf(maxOf(w.index + 1, watches.size * 2))
+        val watch = watches[w.index]
+        if (watch != null && watch.worker === w) return watch
+        return Watch(w).also { watches[w.index] = it }
     }
 
     /** Whether a worker inside a task (which cannot fire timers meanwhile) holds a timer. */

@@ -3,17 +3,11 @@ package dev.stealing.internal.pool
 import dev.stealing.FairQueueDispatcher
 import dev.stealing.ForkedTask
 import dev.stealing.StealingOptions
-import dev.stealing.internal.idle.Ctl
-import dev.stealing.internal.idle.IdleControl
-import dev.stealing.internal.idle.IdleHost
-import dev.stealing.internal.idle.IdleNode
+import dev.stealing.StealingStats
 import dev.stealing.internal.idle.ParkState
-import dev.stealing.internal.join.ForkHalf
-import dev.stealing.internal.jvm.CpuPinning
-import dev.stealing.internal.queue.FairRotation
-import dev.stealing.internal.queue.MpmcTaskQueue
-import dev.stealing.internal.timer.PeriodicTasks
+import dev.stealing.internal.timer.nanosOrNever
 import dev.stealing.internal.worker.Worker
+import dev.stealing.internal.worker.WorkerHost
 import java.lang.invoke.VarHandle
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
@@ -44,103 +38,61 @@ import java.util.concurrent.locks.ReentrantLock
  * (one volatile read when nobody needs waking).
  */
 internal class WorkStealingPool(
-    val parallelism: Int,
-    val name: String,
-    val options: StealingOptions,
-) {
-    init {
-        require(name.isNotBlank()) { "name must not be blank, was \"$name\"" }
-        require(parallelism in 1..Ctl.MAX_THREADS) {
-            "parallelism must be in 1..${Ctl.MAX_THREADS}, was $parallelism"
-        }
-        require(options.maxThreads == 0 || options.maxThreads >= parallelism) {
-            "maxThreads must be 0 (automatic) or >= parallelism ($parallelism), was ${options.maxThreads}"
-        }
-    }
-
-    /** [StealingOptions.keepAlive] in nanoseconds; Long.MAX_VALUE (never retire) if longer than ~70 years. */
-    val keepAliveNanos: Long = nanosOrNever(options.keepAlive)
-
-    /** Most worker threads alive at once: `parallelism` plus extras for blocked workers. */
-    val maxThreads: Int =
-        if (options.maxThreads != 0) options.maxThreads else minOf(parallelism + DEFAULT_EXTRA_THREADS, Ctl.MAX_THREADS)
-
-    val global = MpmcTaskQueue()
-    val fair = FairRotation()
-    val globalCheckInterval = options.globalCheckInterval
-
-    /** Started workers by slot (`WorkerThreads.kt`). */
-    val workers = WorkerTable(parallelism)
-
+    parallelism: Int,
+    name: String,
+    options: StealingOptions,
+) : WorkerHost(parallelism, name, options) {
     /** Watches for workers stuck in tasks while work waits; null if disabled. Started with the first worker. */
     val monitor: StarvationMonitor? = nanosOrNever(options.starvationInterval).let { interval ->
         if (interval == 0L || interval == Long.MAX_VALUE) null else StarvationMonitor(this, interval)
     }
 
-    /** Idle and block state of every worker; the few things it needs from the pool, and no more. */
-    val idle = IdleControl(parallelism, maxThreads, name, object : IdleHost {
-        override fun idleNode(index: Int): IdleNode = workers[index].idleNode
-        override fun hasVisibleWork(): Boolean = this@WorkStealingPool.hasVisibleWork()
-        override fun startWorker(): Boolean = this@WorkStealingPool.startWorker()
-        override fun workerStartFailed(cause: Throwable, noneLive: Boolean) {
-            reportFailure(Runnable { }, IllegalStateException("$name: cannot start a worker", cause))
-            // With no live worker, nobody would ever run what is queued: reject it instead.
-            if (noneLive) rejectQueuedWithoutWorkers(cause)
-        }
-        override fun workerActivated() {
-            monitor?.onPoolActive()
-        }
-    })
+    // What idle control needs besides the worker's node (IdleHost; WorkerHost provides idleNode).
+    override fun startWorker(): Boolean = threads.startWorker()
 
-    // Life-cycle state (PoolLifecycle.kt); the lock also guards the worker counts below.
-    @Volatile @JvmField internal var runState = RunState.RUNNING
-    @JvmField internal val lock = ReentrantLock()
-    @JvmField internal val terminatedCondition = lock.newCondition()
-    @JvmField internal var liveWorkers = 0 // guarded by lock
-    @JvmField internal var injected = 0L // guarded by lock: extra threads started
-    @JvmField internal var retired = 0L // guarded by lock: extra threads retired
+    override fun workerStartFailed(cause: Throwable, noneLive: Boolean) {
+        reportFailure(Runnable { }, IllegalStateException("$name: cannot start a worker", cause))
+        // With no live worker, nobody would ever run what is queued: reject it instead.
+        if (noneLive) lifecycle.rejectQueuedWithoutWorkers(cause)
+    }
 
-    /**
-     * Set (volatile) by the [stop] call that moved the pool to STOP once it has taken every
-     * queued task it hands back; a worker exiting a stopping pool waits for it before it
-     * rejects what is left on its own queues ([workerExited]).
-     */
-    @Volatile @JvmField internal var stopHandBackTaken = false
+    override fun workerActivated() {
+        monitor?.onPoolActive()
+    }
 
-    /** Tests only: runs in [stop] right after the run state became STOP, before anything is taken. */
-    @JvmField internal var afterStopState: Runnable? = null
+    /** The run state, the lock and the worker counts, and shutdown, stop and termination. */
+    val lifecycle = PoolLifecycle(this)
 
-    /**
-     * Keyed offers and timers from outside the pool in progress; quiescence waits for them (see
-     * [executeKeyed] and [addTimer]).
-     */
-    @JvmField internal val outsideOffers = AtomicInteger()
+    /** Starting worker threads and their exit. */
+    val threads = WorkerThreads(this)
 
-    // Timers (PoolTimers.kt).
-    /** Round-robin cursor choosing the core worker that holds a timer created off the core workers. */
-    @JvmField internal val timerPlacement = AtomicInteger()
-    @JvmField internal val timersFromOutside = LongAdder()
-    @JvmField internal val timersCancelled = LongAdder()
-
-    /** Periodic tasks not yet ended, wherever they are; `shutdown()` cancels them. */
-    val periodicTasks = PeriodicTasks()
-
-    /** Set while [rejectQueuedWithoutWorkers] drains. */
-    @JvmField internal val rejectingStranded = AtomicBoolean()
+    /** Where timers go, and the pool's side of them. */
+    val timers = PoolTimers(this)
 
     /** Tasks refused (submission after shutdown) or discarded unrun. */
     val rejected = LongAdder()
 
-    fun isShutdown(): Boolean = runState >= RunState.SHUTDOWN
-    /** Workers should exit: STOP (shutdownNow), TIDYING or TERMINATED. */
-    fun isStopping(): Boolean = runState >= RunState.STOP
-    fun isTerminated(): Boolean = runState == RunState.TERMINATED
+    override fun isShutdown(): Boolean = lifecycle.isShutdown()
+    override fun isStopping(): Boolean = lifecycle.isStopping()
+    fun isTerminated(): Boolean = lifecycle.isTerminated()
 
-    /** The worker of this pool running the calling code, or null. */
-    fun currentWorker(): Worker? {
-        val t = Thread.currentThread()
-        return if (t is Worker && t.pool === this) t else null
-    }
+    /** Stops intake; queued and running work completes, then the workers exit ([PoolLifecycle.shutdown]). */
+    fun shutdown() = lifecycle.shutdown()
+
+    /** Stops and hands back what has not started ([PoolLifecycle.stop]). */
+    fun stop(): List<Runnable> = lifecycle.stop()
+
+    /** Waits up to [nanos] for termination ([PoolLifecycle.awaitTermination]). */
+    fun awaitTermination(nanos: Long): Boolean = lifecycle.awaitTermination(nanos)
+
+    /** Waits for termination and for every thread of the pool to end ([PoolLifecycle.joinAll]). */
+    fun joinAll() = lifecycle.joinAll()
+
+    override fun tryQuiesce() = lifecycle.tryQuiesce()
+
+    override fun workerExited(w: Worker, retiredIdle: Boolean) = threads.workerExited(w, retiredIdle)
+
+    override fun takeOffersOf(target: Worker, tryOnly: Boolean) = timers.takeOffersOf(target, tryOnly)
 
     /**
      * Queues [task]; false (counted in [rejected]) when the pool is shut down and [task] was not
@@ -168,18 +120,6 @@ internal class WorkStealingPool(
         val w = currentWorker() ?: return execute(task)
         if (isStopping()) return reject()
         w.deque.push(task)
-        signalAfterPublish()
-        return true
-    }
-
-    /**
-     * Publishes the second half of a `forkJoin` on [w]'s deque (ForkJoin.kt); false, and nothing
-     * queued, when the pool is stopping (the caller then runs both halves itself). Its own
-     * method, as [fork], for its own JIT profile.
-     */
-    fun forkHalf(w: Worker, half: ForkHalf<*>): Boolean {
-        if (isStopping()) return false
-        w.deque.push(half)
         signalAfterPublish()
         return true
     }
@@ -234,13 +174,13 @@ internal class WorkStealingPool(
             // after the check above): that worker will never poll it again.
             return offerKeyed(target, task) || reject()
         }
-        outsideOffers.incrementAndGet()
+        lifecycle.outsideOffers.incrementAndGet()
         try {
             if (isShutdown()) return reject()
             beforeKeyedOffer?.run()
             return offerKeyed(target, task) || reject()
         } finally {
-            outsideOffers.decrementAndGet()
+            lifecycle.outsideOffers.decrementAndGet()
             if (isShutdown()) tryQuiesce() // a quiescence check may have skipped this pool for us
         }
     }
@@ -272,45 +212,15 @@ internal class WorkStealingPool(
      */
     @JvmField internal var beforeKeyedOffer: Runnable? = null
 
-    /** Tests only: runs when [startWorker] begins, before it takes the lock. Plain: set before any task is submitted. */
-    @JvmField internal var beforeWorkerStart: Runnable? = null
-
-    /** Starts a worker's thread ([startWorker]); tests replace it to make a start fail. */
-    @JvmField internal var threadStarter: java.util.function.Consumer<Thread> = java.util.function.Consumer { it.start() }
-
-    /**
-     * Signals for a task just offered to the global queue or a fair queue. No explicit fence:
-     * the offer claimed its slot with a CAS on the queue's enqueue index, a synchronization
-     * action, and a sleeper's re-scan reads that index with a volatile read after its CAS on
-     * ctl; the JMM totally orders these, so either the sleeper sees the claimed slot (and keeps
-     * searching until it is written) or this volatile read of ctl sees the sleeper
-     * (docs/parking.md).
-     */
-    fun signalAfterGlobalOffer() {
-        idle.signalWork()
-    }
-
-    /**
-     * Signals for a task just pushed onto a deque, or re-published after being hidden: every
-     * deque publication ends here.
-     */
-    @Suppress("NOTHING_TO_INLINE")
-    inline fun signalAfterPublish() {
-        // Dekker fence: the task written above must be visible before ctl is read in
-        // signalWork(). Pairs with the fence after the idle push in goIdle().
-        VarHandle.fullFence()
-        idle.signalWork()
-    }
-
     /**
      * The re-scan: whether any queued task is there that any worker may take (global queue,
      * any deque, any fair queue, a due timer in any heap). Keyed queues are not included: only
      * their owner can run them, and it checks its own.
      */
-    fun hasVisibleWork(): Boolean {
+    override fun hasVisibleWork(): Boolean {
         if (global.size() > 0) return true
         workers.forEach { if (it.hasQueuedTasks()) return true }
-        return fair.hasWork() || hasDueTimers()
+        return fair.hasWork() || timers.hasDueTimers()
     }
 
     /** Whether any core worker's keyed queue holds work. */
@@ -330,22 +240,24 @@ internal class WorkStealingPool(
 
     private val fairQueueIds = AtomicInteger()
 
-    /** With [StealingOptions.pinThreads]: the CPUs the creating thread may use, read once. */
-    val pinnableCpus: java.util.BitSet? =
-        if (!options.pinThreads) null else try { CpuPinning.allowedCpus() } catch (e: Throwable) { java.util.BitSet() }
-
     /** Why a core worker could not pin its thread ([StealingOptions.pinThreads]), or null. */
-    @Volatile @JvmField internal var pinningFailure: String? = null
+    @Volatile var pinningFailure: String? = null
+        private set
 
-    // Statistics and failure reporting (PoolStats.kt).
-    @JvmField internal val exitedTotals = WorkerTotals() // guarded by lock
-    @JvmField internal val externalFailed = LongAdder()
+    override fun pinningFailed(why: String) {
+        pinningFailure = why
+    }
+
+    /** Statistics and failure reporting. */
+    private val statistics = PoolStats(this)
+
+    /** A snapshot of the pool's counters. */
+    fun stats(): StealingStats = statistics.snapshot()
+
+    override fun reportFailure(task: Runnable, e: Throwable) = statistics.reportFailure(task, e)
 
     private companion object {
         /** Largest fair-queue weight (a queue's turn buffer holds up to this many tasks). */
         const val MAX_FAIR_WEIGHT = 1000
-
-        /** Default extra threads beyond `parallelism` (as ForkJoinPool's default maximum). */
-        const val DEFAULT_EXTRA_THREADS = 256
     }
 }

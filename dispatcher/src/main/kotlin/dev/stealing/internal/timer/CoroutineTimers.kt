@@ -1,8 +1,6 @@
 package dev.stealing.internal.timer
 
 import dev.stealing.internal.jvm.fieldHandle
-import dev.stealing.internal.pool.WorkStealingPool
-import dev.stealing.internal.pool.timerCancelled
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineStart
@@ -27,7 +25,7 @@ import kotlin.coroutines.resume
  * (cancelled by the coroutine, and then removed from its heap at once) or abandoned (the pool
  * stopped).
  */
-internal abstract class CoroutineTimer(deadline: Long, @JvmField val pool: WorkStealingPool) :
+internal abstract class CoroutineTimer(deadline: Long, @JvmField val host: TimerHost) :
     Timer(deadline), DisposableHandle, (Throwable?) -> Unit {
     @Suppress("unused") private var state = PENDING // through STATE
 
@@ -36,7 +34,7 @@ internal abstract class CoroutineTimer(deadline: Long, @JvmField val pool: WorkS
 
     /** The coroutine no longer needs it (`withTimeout` ended, `delay` cancelled): remove it now. */
     override fun dispose() {
-        if (STATE.compareAndSet(this, PENDING, CANCELLED)) pool.timerCancelled(this)
+        if (STATE.compareAndSet(this, PENDING, CANCELLED)) host.timerCancelled(this)
     }
 
     /** As a cancellation handler of the `delay`'s continuation: [dispose]. */
@@ -50,7 +48,7 @@ internal abstract class CoroutineTimer(deadline: Long, @JvmField val pool: WorkS
      */
     override fun abandon(why: String) {
         if (STATE.compareAndSet(this, PENDING, CANCELLED)) {
-            pool.rejected.increment()
+            host.countRejected()
             context().cancel(CancellationException(why))
             if (!endedByCancel()) fallBack(maxOf(0L, deadline - System.nanoTime()))
         }
@@ -77,20 +75,20 @@ internal abstract class CoroutineTimer(deadline: Long, @JvmField val pool: WorkS
  */
 internal class DelayResume(
     deadline: Long,
-    pool: WorkStealingPool,
+    host: TimerHost,
     private val continuation: CancellableContinuation<Unit>,
     /** The dispatcher that scheduled it, or null to always resume through a dispatch (fair queues). */
     private val dispatcher: CoroutineDispatcher?,
     /** The keyed dispatcher's worker slot, or -1. */
     private val keyedSlot: Int,
-) : CoroutineTimer(deadline, pool) {
+) : CoroutineTimer(deadline, host) {
     @OptIn(ExperimentalCoroutinesApi::class)
     override fun run() {
         if (!claimFire()) return
         val d = dispatcher
         // A keyed coroutine resumes here only on its key's worker and not nested in another
         // task (a join that helps may run this timer inside a keyed task of the same key).
-        if (d != null && (keyedSlot < 0 || pool.currentWorker()?.let { it.index == keyedSlot && it.inlineDepth == 0 } == true)) {
+        if (d != null && (keyedSlot < 0 || host.onKeyedWorkerAtTopLevel(keyedSlot))) {
             // Undispatched only if the continuation's dispatcher is d itself; otherwise kotlinx
             // dispatches it (a limitedParallelism view of d, for instance).
             with(continuation) { d.resumeUndispatched(Unit) }
@@ -111,10 +109,10 @@ internal class DelayResume(
 /** Runs `withTimeout`'s [block] when due; disposed when the block ends first. */
 internal class TimeoutTimer(
     deadline: Long,
-    pool: WorkStealingPool,
+    host: TimerHost,
     private val block: Runnable,
     private val context: CoroutineContext,
-) : CoroutineTimer(deadline, pool) {
+) : CoroutineTimer(deadline, host) {
     override fun run() {
         if (claimFire()) block.run()
     }

@@ -1,9 +1,5 @@
 package dev.stealing.internal.timer
 
-import dev.stealing.internal.pool.WorkStealingPool
-import dev.stealing.internal.pool.addTimer
-import dev.stealing.internal.pool.removeTimer
-import dev.stealing.internal.pool.timerCancelled
 import java.util.concurrent.Callable
 import java.util.concurrent.Delayed
 import java.util.concurrent.FutureTask
@@ -30,7 +26,7 @@ internal class DelayedTask<V>(
     callable: Callable<V>,
     /** 0 for one-shot; positive: fixed rate; negative: fixed delay of -period (as `ScheduledThreadPoolExecutor`). */
     private val period: Long,
-    private val pool: WorkStealingPool,
+    private val pool: TimerHost,
 ) : Timer(deadline), RunnableScheduledFuture<V> {
     private inner class Body(callable: Callable<V>) : FutureTask<V>(callable) {
         fun runOnePeriod(): Boolean = runAndReset()

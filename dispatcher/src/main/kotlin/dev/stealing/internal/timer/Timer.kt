@@ -1,5 +1,7 @@
 package dev.stealing.internal.timer
 
+import java.time.Duration
+
 /**
  * A pending action with a deadline, held in a core worker's [TimerHeap] until it is due: a
  * coroutine's `delay` ([DelayResume]), a `withTimeout` ([TimeoutTimer]) or a Java delayed or
@@ -57,3 +59,10 @@ internal fun deadlineAfterNanos(delayNanos: Long): Long =
 /** The deadline [millis] milliseconds from now; zero or negative means now. */
 internal fun deadlineAfterMillis(millis: Long): Long =
     deadlineAfterNanos(if (millis >= MAX_DELAY_NANOS / 1_000_000L) MAX_DELAY_NANOS else millis * 1_000_000L)
+
+/**
+ * [duration] in nanoseconds, or Long.MAX_VALUE ("never") if it is longer than about 73 years
+ * (where nanosecond arithmetic on deadlines would overflow).
+ */
+internal fun nanosOrNever(duration: Duration): Long =
+    if (duration.seconds >= Long.MAX_VALUE / 4 / 1_000_000_000) Long.MAX_VALUE else duration.toNanos()

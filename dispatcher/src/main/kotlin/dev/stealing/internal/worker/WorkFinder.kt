@@ -1,0 +1,231 @@
+package dev.stealing.internal.worker
+
+import dev.stealing.internal.queue.KeyedQueue
+
+/**
+ * Where a worker looks for its next task, in order, and when it gives up and parks. Owned by
+ * its [worker]'s thread; every field is owner only.
+ *
+ * 1. every `globalCheckInterval`-th task: its due timers, the global queue, then a fair
+ *    queue's turn, then the oldest task of its own deque, then the oldest yielded coroutine
+ *    (every other time that one first), so neither timers, nor outside work, nor old local
+ *    work starves under a LIFO stream of new local work, nor a yielded coroutine under any
+ *    stream ([pollPeriodic]);
+ * 2. its own deque, newest first (LIFO: the child just forked runs next, on a warm cache);
+ * 3. its due timers ([WorkerTimers]; taken out of the heap and pushed onto the deque, so they
+ *    can be stolen like any task), the global queue, then the fair queues (the next queue with
+ *    work in the round-robin, which yields up to its weight in tasks), its keyed work (below),
+ *    then the oldest coroutine in its yield queue (`yield()` on this worker);
+ * Keyed work (`StealingDispatcher.affinity`) waits in a core worker's keyed queue, which only
+ * that worker serves: before everything above for [KEYED_SWAP] tasks, after its own deque and
+ * the global and fair queues (but before stealing) for the next [KEYED_SWAP], and so on, so
+ * neither keyed nor shared work starves the other.
+ *
+ * 4. it takes due timers from other workers' heaps (a worker stuck in a long task or blocked
+ *    must not hold them back), then (a core worker) probes one random other worker and takes
+ *    half of its deque at once ([Thief.stealHalf]);
+ * 5. it becomes a *searcher* and steals from the other workers ([Thief.scanOthers]): one round
+ *    that leaves a victim's lone task to its owner, then more that leave it only while the
+ *    victim keeps starting tasks, for `spinRounds` x 64 spin-waits, the rounds further apart as
+ *    the search goes on (64, 128, 256, then 512 spin-waits);
+ * 6. it parks ([WorkerParking]: push idle, fence, re-scan, park); a core worker with pending
+ *    timers parks no longer than until its earliest deadline.
+ */
+internal class WorkFinder(private val worker: Worker) {
+    private val pool = worker.pool
+
+    /** Whether the keyed queue is served before shared work (swapped every [KEYED_SWAP] tasks). */
+    private var keyedFirst = false
+    private var keyedTick = 0
+    private var tick = 0
+    private var yieldTick = 0 // pollYielded() calls since its last stealHalf()
+    private var yieldedFirst = false // whether this pollPeriodic() takes a yielded coroutine first
+
+    /** Buffer for [pollGlobal]'s batches. */
+    private val batch = arrayOfNulls<Runnable>(GLOBAL_BATCH)
+
+    /** The next task to run, or null when the worker should exit (shutdown). */
+    fun findTask(): Runnable? {
+        val w = worker
+        val thief = w.thief
+        val timers = w.timerDuty
+        while (true) {
+            if (pool.isStopping()) return null
+            if (w.isExtra) { // a core worker pays this one test
+                if (!w.yields.isEmpty() && !pool.isShutdown() && pool.idle.hasSurplus()) {
+                    handOverYields()?.let {
+                        w.counters.countLocalPop()
+                        return it
+                    }
+                }
+                // Only with empty queues: nobody re-scans for a surplus worker, and a retired
+                // one's slot may be reused, so what it left queued would be stranded.
+                if (!w.hasQueuedTasks() && pool.idle.tryPushSurplus(w.idleNode)) {
+                    w.parking.releaseTaken() // its queues are empty; only it writes their slots
+                    if (pool.isShutdown()) pool.tryQuiesce() // it may be the last worker to go idle
+                    if (!w.parking.awaitWakeUp()) return null
+                    continue
+                }
+            }
+            val keyed = w.keyedQueue
+            if (keyed != null) {
+                if (++keyedTick == KEYED_SWAP) {
+                    keyedTick = 0
+                    keyedFirst = !keyedFirst
+                }
+                if (keyedFirst) pollKeyed(keyed)?.let { return it }
+            }
+            if (++tick == pool.globalCheckInterval) {
+                tick = 0
+                pollPeriodic()?.let { return it }
+            }
+            w.deque.pop()?.let {
+                w.counters.countLocalPop()
+                return it
+            }
+            timers.pollDueTimers()?.let { return it }
+            pollGlobal()?.let { return it }
+            pool.fair.poll()?.let { return it }
+            if (keyed != null) pollKeyed(keyed)?.let { return it }
+            pollYielded()?.let { return it }
+            timers.takeOthersDueTimers()?.let { return it }
+            thief.stealHalf(yielded = false)?.let { return it }
+            val spinRounds = pool.options.spinRounds
+            // First round: leave a victim's lone task to its owner for a moment (it is usually
+            // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does
+            // not turn a local hand-off into a cross-thread one. Later rounds take it only from a
+            // victim stuck in one task (scanOthers).
+            // A worker that was busy makes this round before counting itself as a searcher:
+            // if it finds work at once it never touches ctl, which every push reads. (The
+            // count only spares producers a wake-up; parking does not depend on it.)
+            thief.scanOthers(skipLoneTasks = spinRounds > 0)?.let { return it }
+            pool.idle.beginSearch(w.idleNode)
+            // The search lasts spinRounds x SPIN_WAITS_PER_ROUND spin-waits, and the wait before each
+            // round doubles, up to MAX_SPIN_WAITS_PER_ROUND: each probe reads lines that busy
+            // victims write at every push, pop and task, so probing every 64 spin-waits slowed
+            // a coroutine hand-off on another worker (docs/investigations/2026-11-27-searcher-probes.md).
+            var spinWaitsLeft = spinRounds.toLong() * SPIN_WAITS_PER_ROUND
+            var waits = SPIN_WAITS_PER_ROUND
+            while (spinWaitsLeft > 0) {
+                val n = minOf(waits.toLong(), spinWaitsLeft)
+                for (k in 0 until n) Thread.onSpinWait()
+                spinWaitsLeft -= n
+                thief.scanOthers()?.let { return it }
+                if (keyed != null) pollKeyed(keyed)?.let { return it }
+                timers.pollDueTimers()?.let { return it } // a stream of timers from outside comes due while it searches
+                timers.takeOthersDueTimers()?.let { return it }
+                waits = minOf(waits * 2, MAX_SPIN_WAITS_PER_ROUND)
+            }
+            if (!w.parking.parkIdle()) return null
+        }
+    }
+
+    /**
+     * The periodic look (every `globalCheckInterval`-th task). Due timers, then the global
+     * queue, a fair queue's turn, the oldest task of the deque and the oldest yielded
+     * coroutine; every other time the yielded coroutine goes first. So neither a LIFO stream
+     * of new local work nor a stream of outside or fair-queue work holds a yielded coroutine
+     * back for ever (the normal path serves the yield queue only when all of them are empty),
+     * nor a yield loop the oldest local task.
+     */
+    private fun pollPeriodic(): Runnable? {
+        val w = worker
+        w.timerDuty.pollDueTimers()?.let { return it }
+        yieldedFirst = !yieldedFirst
+        if (yieldedFirst) w.yields.pollOldest()?.let { w.counters.countLocalPop(); return it }
+        pollGlobal()?.let { return it }
+        pool.fair.poll()?.let { return it }
+        val task = w.deque.pollOldest() ?: w.yields.pollOldest()
+        if (task != null) w.counters.countLocalPop()
+        return task
+    }
+
+    /**
+     * The oldest coroutine in the yield queue. Once per round of that queue (every
+     * `yields.size()` polls), first [Thief.stealHalf] from another worker's yield queue into
+     * it, else from another worker's deque onto this one's (coroutines not yet started).
+     * Without that, a worker that stole a single coroutine would run it alone to its end, yield
+     * after yield, while another worker round-robins hundreds, or holds one yielded coroutine
+     * while it is stuck in a task: each worker would be fair only to its own coroutines.
+     */
+    private fun pollYielded(): Runnable? {
+        val w = worker
+        if (w.yields.isEmpty()) return null // nothing yielded here: stealing is scanOthers()'s job
+        if (++yieldTick >= w.yields.size()) {
+            yieldTick = 0
+            (w.thief.stealHalf(yielded = true) ?: w.thief.stealHalf(yielded = false))?.let { return it }
+        }
+        val task = w.yields.pollOldest()
+        if (task != null) w.counters.countLocalPop()
+        return task
+    }
+
+    /**
+     * An extra worker that is surplus, before shutdown: moves its yielded coroutines, oldest
+     * first, to the global queue, so that it can go idle (an idle extra worker is not
+     * re-scanned) and the workers that stay serve them. While it is needed, an extra worker
+     * keeps its own yield queue like a core worker: it may be running in place of one for a
+     * long time (an extra that went idle last is the first an ordinary wake-up pops).
+     *
+     * After shutdown the global queue refuses offers, so the caller does not hand over then and
+     * the extra runs its yielded coroutines itself. If shutdown closes the queue during the
+     * hand-over, the refused task (the oldest left) is returned, to be run now: pushed back, it
+     * would go to the newest end, and a hand-over before every task would keep moving the
+     * oldest coroutine to the back, so it would never run. Once the pool is stopping it is
+     * pushed back instead, and rejected when this worker exits.
+     */
+    private fun handOverYields(): Runnable? {
+        var handed = false
+        var refused: Runnable? = null
+        val yields = worker.yields
+        while (true) {
+            val task = yields.pollOldest() ?: break
+            if (!pool.global.offer(task)) {
+                if (pool.isStopping()) yields.push(task) else refused = task
+                break
+            }
+            handed = true
+        }
+        // One signal for the lot, after the offers, as every publication ends (docs/parking.md);
+        // until then this worker, active, holds the obligation to look at the queues.
+        if (handed) pool.signalAfterGlobalOffer()
+        return refused
+    }
+
+    private fun pollKeyed(keyed: KeyedQueue): Runnable? =
+        keyed.poll()?.also { worker.counters.countKeyedPop() }
+
+    /**
+     * Takes a run of up to [GLOBAL_BATCH] tasks from the global queue with one CAS: runs the
+     * oldest now and pushes the rest onto the own deque (newest first, so they pop in FIFO
+     * order and stay stealable), then publishes them like any push.
+     */
+    fun pollGlobal(): Runnable? {
+        val n = pool.global.pollBatch(batch)
+        if (n == 0) return null
+        worker.counters.countGlobalPop()
+        val deque = worker.deque
+        for (k in n - 1 downTo 1) {
+            deque.push(batch[k]!!)
+            batch[k] = null
+        }
+        val first = batch[0]!!
+        batch[0] = null
+        if (n > 1) pool.signalAfterPublish()
+        return first
+    }
+
+    private companion object {
+        /** Tasks after which a core worker swaps the order of its keyed queue and shared work. */
+        const val KEYED_SWAP = 32
+
+        /** Tasks taken from the global queue in one claim. */
+        const val GLOBAL_BATCH = 32
+
+        /** Spin-waits before a search's first round (about 1.6 us), and the unit of `StealingOptions.spinRounds`. */
+        const val SPIN_WAITS_PER_ROUND = 64
+
+        /** Most spin-waits between two rounds of a search (the wait doubles from [SPIN_WAITS_PER_ROUND]). */
+        const val MAX_SPIN_WAITS_PER_ROUND = 512
+    }
+}
