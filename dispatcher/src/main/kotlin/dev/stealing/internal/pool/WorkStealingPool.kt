@@ -233,9 +233,9 @@ internal class WorkStealingPool(
     fun newFairQueue(name: String?, weight: Int): FairQueueDispatcher {
         require(name == null || name.isNotBlank()) { "name must not be blank, was \"$name\"" }
         require(weight in 1..MAX_FAIR_WEIGHT) { "weight must be in 1..$MAX_FAIR_WEIGHT, was $weight" }
-        val q = FairQueueDispatcher(this, name ?: "fair-${fairQueueIds.incrementAndGet()}", weight)
+        val q = FairQueue(this, name ?: "fair-${fairQueueIds.incrementAndGet()}", weight)
         fair.add(q) { isShutdown() }
-        return q
+        return FairQueueDispatcher(this, q)
     }
 
     private val fairQueueIds = AtomicInteger()

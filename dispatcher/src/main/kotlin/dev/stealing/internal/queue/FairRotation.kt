@@ -1,12 +1,12 @@
 package dev.stealing.internal.queue
 
-import dev.stealing.FairQueueDispatcher
 import java.util.concurrent.locks.ReentrantLock
 import kotlin.concurrent.withLock
 
 /**
- * The pool's fair queues ([FairQueueDispatcher]) and the weighted round-robin by which workers
- * serve them. Two structures:
+ * The pool's fair queues ([FairMember]s: the pool's `FairQueue`, behind the public
+ * `FairQueueDispatcher`) and the weighted round-robin by which workers serve them. Two
+ * structures:
  *
  * - the *registry*: every open queue, idle or not, from its creation until it is closed and
  *   drained. Only statistics, shutdown and stop read it ([queues], [closeAll], [drainAll]); it
@@ -19,7 +19,7 @@ import kotlin.concurrent.withLock
  *   entries must be Runnables: hence the token, which is never run.
  *
  * **Weights.** A queue of weight w yields up to w tasks on its turn
- * ([FairQueueDispatcher.takeTurn]): the worker runs the first and pushes the rest onto its own
+ * ([FairMember.takeTurn]): the worker runs the first and pushes the rest onto its own
  * deque newest first, so they pop in FIFO order and stay stealable (as a global-queue batch).
  * While several queues have work, each round of the active list therefore serves w tasks of a
  * queue of weight w, which is the share that weights promise. The batch is claimed with one CAS
@@ -32,7 +32,7 @@ import kotlin.concurrent.withLock
  * **The protocol** (the tokio/Go "scheduled flag" pattern). Each queue has a `scheduled` flag,
  * true while its token is in the active list or held by the one party that will append it or
  * serve it (below: "the token is held").
- * - Producer ([FairQueueDispatcher.offer]): O1 offers the task to the queue (a CAS on the
+ * - Producer (`FairQueue.offer`): O1 offers the task to the queue (a CAS on the
  *   queue's enqueue index claims its slot, then the task is written); O2 reads `scheduled`
  *   and, if false, CASes it false -> true; O3 if that CAS succeeded, appends the token (a CAS on
  *   the active list's enqueue index) and calls `signalWork`. A producer that finds the flag
@@ -89,7 +89,7 @@ import kotlin.concurrent.withLock
  * registered when intake closed (no queue can accept work after that): O(queues), only while
  * a shut-down pool drains.
  *
- * A token can outlive its queue's tasks ([FairQueueDispatcher.cancelPending] or a pool stop
+ * A token can outlive its queue's tasks (`FairQueue.cancelPending` or a pool stop
  * takes tasks without a turn): the worker that takes it finds nothing, clears the flag and
  * drops it (W4), so it costs one empty turn.
  */
@@ -98,7 +98,7 @@ internal class FairRotation {
      * A queue's entry in the active list, which holds Runnables: never run, never in the list
      * twice (see the class comment).
      */
-    class Turn(@JvmField val queue: FairQueueDispatcher) : Runnable {
+    class Turn(@JvmField val queue: FairMember) : Runnable {
         override fun run(): Unit = throw IllegalStateException("$queue: a fair queue's turn token is not a task")
     }
 
@@ -108,33 +108,33 @@ internal class FairRotation {
     private val lock = ReentrantLock()
 
     /** Every open queue, in order of creation; guarded by [lock]. */
-    private val registry = LinkedHashSet<FairQueueDispatcher>()
+    private val registry = LinkedHashSet<FairMember>()
 
     /**
      * From [closeAll] on: every queue that was registered when intake closed, so every queue
      * that can hold work; null before. Written under [lock]; volatile for [hasWork].
      */
-    @Volatile private var draining: Array<FairQueueDispatcher>? = null
+    @Volatile private var draining: Array<FairMember>? = null
 
     /** Number of open queues (and closed ones not yet drained). */
     val size: Int get() = lock.withLock { registry.size }
 
     /** The open queues, idle or not, in order of creation (for statistics and shutdown). */
-    fun queues(): List<FairQueueDispatcher> = lock.withLock { registry.toList() }
+    fun queues(): List<FairMember> = lock.withLock { registry.toList() }
 
     /**
      * Registers [queue], unless the pool is shut down ([isShutdown], read under the same lock as
      * [closeAll] runs under): then the queue is closed at once and stays out. A queue joins the
      * active list only when work is offered to it.
      */
-    fun add(queue: FairQueueDispatcher, isShutdown: () -> Boolean) {
+    fun add(queue: FairMember, isShutdown: () -> Boolean) {
         lock.withLock {
             if (isShutdown()) queue.closeIntake() else registry += queue
         }
     }
 
     /** Unregisters [queue] if present (closed and drained); idempotent. */
-    fun remove(queue: FairQueueDispatcher) {
+    fun remove(queue: FairMember) {
         lock.withLock { registry -= queue }
     }
 
@@ -211,4 +211,25 @@ internal class FairRotation {
         /** First segment of the active list (it doubles as needed, up to one entry per queue). */
         const val ACTIVE_SEGMENT_CAPACITY = 64
     }
+}
+
+/**
+ * A fair queue as [FairRotation] sees it (the pool's fair queue implements it): its turn, its
+ * depth, its token's flag, and closing and draining it.
+ */
+internal interface FairMember {
+    /** The holder of this queue's token serves its turn (W2 to W5); the first task, or null. */
+    fun takeTurn(): Runnable?
+
+    /** Tasks queued (racy; includes offers in progress). */
+    fun queuedCount(): Int
+
+    /** Takes the token without an offer (O2's CAS), for [FairRotation]'s draining after a failed producer. */
+    fun tryTakeToken(): Boolean
+
+    /** Pool shutdown: no more intake; queued work still runs. */
+    fun closeIntake()
+
+    /** Pool stop (intake already closed): hands back every queued task. */
+    fun drainInto(into: MutableList<Runnable>)
 }
