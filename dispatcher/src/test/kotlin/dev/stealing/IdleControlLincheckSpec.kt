@@ -5,6 +5,7 @@ import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.IdleHost
 import dev.stealing.internal.idle.IdleNode
 import dev.stealing.internal.idle.ParkState
+import dev.stealing.internal.idle.parkWhileIdle
 import io.kotest.assertions.throwables.shouldThrowAny
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.string.shouldContain

@@ -8,8 +8,8 @@ import java.util.concurrent.locks.LockSupport
 /**
  * Who sleeps, who gets woken and how many threads run: the pool's idle stack, its counts of
  * searching, live and active workers, packed into one 64-bit word ([Ctl]) that changes only by
- * CAS or atomic add, and every worker's [IdleNode]. It (with `IdleBlocking.kt`, its blocking
- * transitions) is the only writer of idle and block state; it knows the pool only via [IdleHost].
+ * CAS or atomic add, and every worker's [IdleNode]. It (with its package's `IdleBlocking.kt` and
+ * `IdleParking.kt`) is the only writer of idle and block state; it knows the pool only via [IdleHost].
  *
  * *Active* workers are the live ones that are neither idle nor inside a blocking region
  * ([enterBlocking]); they are the ones that will look at the queues again. The pool keeps at
@@ -30,15 +30,9 @@ import java.util.concurrent.locks.LockSupport
  *   longer IDLE.
  *
  * No lost wake-up: the idle CAS + fence + re-scan of the sleeper and the publish + read of ctl
- * of the producer form a Dekker pair, so at least one of them sees the other.
- *
- * Whoever pops a node claims it with a CAS on its [ParkState] ([claimPopped]): only an IDLE
- * node is woken; a stale or retired one is unlinked and the popper's counts are undone. So a
- * node never needs to be removed from the middle of the stack.
- *
- * Counting rule: a transition that makes a worker active adds to `active` *before* the worker
- * can act (so a count may briefly be one too high, never too low, which would let a field
- * borrow from its neighbour); one that makes it inactive subtracts before or with it.
+ * of the producer form a Dekker pair, so at least one of them sees the other. Claiming a
+ * popped node ([claimPopped]) and the counting rule (a count may be briefly too high, never
+ * too low) are in `docs/parking.md` too.
  */
 internal class IdleControl(
     @JvmField val parallelism: Int,
@@ -53,7 +47,7 @@ internal class IdleControl(
     private fun cas(expected: Long, value: Long): Boolean = CTL.compareAndSet(this, expected, value)
 
     /** Atomically adds [delta]; returns the previous word. */
-    private fun addCtl(delta: Long): Long = CTL.getAndAdd(this, delta) as Long
+    internal fun addCtl(delta: Long): Long = CTL.getAndAdd(this, delta) as Long
 
     /** Number of live worker threads. */
     val liveCount: Int get() = Ctl.live(ctl())
@@ -284,64 +278,10 @@ internal class IdleControl(
     }
 
     /** [node]'s worker runs again, counted (by itself or by its claimer) as active and searching. */
-    private fun resume(node: IdleNode) {
+    internal fun resume(node: IdleNode) {
         node.searching = true
         node.blockState = BlockState.NOT_BLOCKED
         host.workerActivated()
-    }
-
-    /**
-     * Parks the calling worker while [node] is IDLE, after [pushIdle] and a re-scan that found
-     * nothing. It runs again when a producer claims the node, or when [hasOwnWork] says that
-     * work only this worker may run has arrived (keyed work, or one of its own timers is due:
-     * their producers unpark the worker without claiming it, so it wakes itself; pairs with the
-     * fence and park-state read in offerKeyed(), and the CAS in TimerHeap.offer() and the park-
-     * state read in insertTimer()). It parks no longer than [nanosToOwnDeadline] (its earliest
-     * timer), read afresh before every park, after the IDLE write and fence of [pushIdle]. With
-     * a finite [keepAliveNanos] an extra worker gives up after that long idle and retires ([tryRetire]).
-     *
-     * Returns [PARK_CLAIMED_BEFORE] if the node was claimed before it could park, [PARK_WOKEN]
-     * after a park, [PARK_RETIRED] if the worker retired (it must exit; it is uncounted).
-     */
-    fun parkWhileIdle(
-        node: IdleNode,
-        keepAliveNanos: Long,
-        blocker: Any,
-        hasOwnWork: () -> Boolean,
-        nanosToOwnDeadline: () -> Long = NO_DEADLINE,
-    ): Int {
-        if (node.parkState() != ParkState.IDLE) { // claimed by a waker, who counted it
-            resume(node)
-            return PARK_CLAIMED_BEFORE
-        }
-        val timed = keepAliveNanos != Long.MAX_VALUE
-        val retireAt = if (timed) System.nanoTime() + keepAliveNanos else 0L
-        while (node.parkState() == ParkState.IDLE) {
-            if (hasOwnWork()) {
-                wakeSelf(node)
-                return PARK_WOKEN
-            }
-            var limit = nanosToOwnDeadline()
-            if (timed) {
-                val left = retireAt - System.nanoTime()
-                if (left <= 0 && tryRetire(node)) return PARK_RETIRED
-                limit = minOf(limit, left)
-            }
-            if (limit == Long.MAX_VALUE) LockSupport.park(blocker) else if (limit > 0) LockSupport.parkNanos(blocker, limit)
-            Thread.interrupted() // a stray interrupt must not turn park() into a spin
-        }
-        resume(node) // whoever claimed it counted it as active and searching
-        return PARK_WOKEN
-    }
-
-    /**
-     * An idle extra worker whose keep-alive ran out: leaves the pool if still IDLE (its node
-     * stays linked as a tombstone until popped). False if it was woken meanwhile.
-     */
-    private fun tryRetire(node: IdleNode): Boolean {
-        if (!node.casParkState(ParkState.IDLE, ParkState.RETIRED_ON_STACK)) return false
-        addCtl(-Ctl.LIVE_ONE)
-        return true
     }
 
     /** A running worker leaves the pool (shutdown): it stops counting as live and active. */

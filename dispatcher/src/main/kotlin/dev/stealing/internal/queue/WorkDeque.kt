@@ -21,25 +21,12 @@ import java.lang.invoke.VarHandle
  *   that is null (tests), the first thread that calls an owner operation.
  * - any thread: [steal], [size], [isEmpty].
  *
- * Invariants:
- * - `top` only grows, by CAS; `bottom` is written only by the owner.
- * - Every task pushed is returned by exactly one successful [pop], [popIfNewest], [steal],
- *   [tryRemove] or [pollOldest] (the CAS on `top` decides every contested slot).
- * - The array only grows; a grown array is published before the `bottom` store that makes a
- *   slot in it visible, so a thief that acquires `bottom` reads an array that holds its slot.
- * - Only the owner writes slots. It clears a slot it takes; the slots of tasks thieves took are
- *   cleared by the owner once it finds the deque empty ([clearTakenIfEmpty]), so an idle
- *   worker's ring keeps no finished task alive.
- *
- * [tryRemove] generalises pop to any position: it hides the suffix `[i, bottom)` from thieves by
- * lowering `bottom` to `i`, fences, and then owns the suffix if `top < i`, races for it with a
- * CAS if `top == i`, or finds the task already stolen if `top > i`. While `bottom` is lowered,
- * the tasks above `i` are invisible to thieves and to idle workers' re-scans, so after such a
- * removal the owner must publish them again (fence + signal). The [Removal] it returns says
- * when ([Removal.mustRepublish]); there is no other state to consult. A thief must not read
- * the hidden suffix as empty either (the deque held those tasks throughout): `hidings`, odd while
- * `bottom` is lowered by a removal, makes a thief that may have seen the lowered value answer
- * [StealResult.RETRY] instead of [StealResult.EMPTY].
+ * The invariants (every task pushed is taken exactly once, by the CAS on `top` where contested;
+ * the array only grows and is published before the `bottom` store that exposes a slot in it;
+ * only the owner writes slots), [tryRemove]'s hiding of the suffix above its target (after which
+ * the owner must publish again: [Removal.mustRepublish]) and `hidings`, which makes a thief
+ * that may have seen a lowered `bottom` answer [StealResult.RETRY] instead of
+ * [StealResult.EMPTY], are argued in `docs/deque.md`.
  */
 internal class WorkDeque(
     initialCapacity: Int = INITIAL_CAPACITY,
@@ -333,16 +320,9 @@ internal class WorkDeque(
 
     /**
      * Owner only, with the deque empty (`top == bottom == b`, just read): clears the slots of
-     * the tasks taken below [b] since the last call. A thief takes a task by its CAS on `top`
-     * and leaves the slot as it was (clearing it there would race with the owner reusing the
-     * slot), so without this an idle worker's ring would keep the last tasks thieves took from
-     * it, and everything they reference, alive until the slots are reused. Safe against
-     * thieves: every index cleared is below `top`, so a thief that still reads one of these
-     * slots (a stale `top`) fails its CAS; and one that won index `i` read the slot before its
-     * CAS, which is in the chain of CASes that produced the `top` this thread read. The acquire
-     * fence below makes that read an acquire (pop()'s empty check reads `top` opaque), so the
-     * thief's read of the slot happens before the null is written: it read the task.
-     * Amortised O(1) per take: each index is cleared once, at most one ring's worth per call.
+     * the tasks taken below [b] since the last call (a thief leaves the slot it took as it was),
+     * so an idle worker's ring keeps nothing alive. Safe against thieves, and amortised O(1)
+     * per take: `docs/deque.md` ("Slots thieves took are cleared by the owner").
      */
     private fun clearTaken(b: Long) {
         VarHandle.acquireFence() // pairs with the thieves' CASes on top, through the caller's read of top
@@ -413,82 +393,5 @@ internal class WorkDeque(
         val HIDINGS: VarHandle = fieldHandle(WorkDeque::class.java, "hidings", Int::class.javaPrimitiveType!!)
 
         fun slot(a: Array<Runnable?>, index: Long): Int = (index and (a.size - 1).toLong()).toInt()
-    }
-}
-
-/**
- * How [WorkDeque.tryRemove] recognises its target among queued tasks: whether [task] is the one
- * the caller looks for, given the caller's [target] (a task, a job, ...). Implemented by
- * singletons ([SameTask], `CoroutineOfJob` in AwaitInline.kt), so a removal allocates nothing.
- */
-internal fun interface TaskMatcher {
-    fun matches(task: Runnable, target: Any): Boolean
-}
-
-/** [TaskMatcher] for a target that is itself the queued task (a `ForkedTask`). */
-internal object SameTask : TaskMatcher {
-    override fun matches(task: Runnable, target: Any): Boolean = task === target
-}
-
-/**
- * Outcome of [WorkDeque.tryRemove], without allocating: the removed task or none, and whether
- * the caller must publish the deque again (see [WorkDeque.tryRemove] for exactly when).
- */
-@JvmInline
-internal value class Removal private constructor(private val value: Any?) {
-    /** The removed task, or null if none was removed. */
-    val task: Runnable? get() = value as? Runnable
-
-    /**
-     * The removal may have hidden other queued tasks from thieves and re-scans: the caller must
-     * publish them again like a push (full fence, then signal), docs/parking.md "Hiding".
-     */
-    val mustRepublish: Boolean get() = value != null
-
-    override fun toString(): String = when {
-        value == null -> "None"
-        value === HID_MARK -> "MissedAfterHiding"
-        else -> "Removed($value)"
-    }
-
-    companion object {
-        private val HID_MARK = Any()
-
-        /** No task removed, nothing hidden: nothing matched, or the newest task matched and was stolen. */
-        val NONE = Removal(null)
-
-        /** No task removed (the match was stolen), but tasks above it were hidden meanwhile. */
-        val MISSED_AFTER_HIDING = Removal(HID_MARK)
-
-        /** [task] removed; conservatively [mustRepublish]. */
-        fun removed(task: Runnable) = Removal(task)
-    }
-}
-
-/**
- * Outcome of [WorkDeque.steal]: Empty, Success(task) or Retry, without allocating.
- * Retry means the deque is not known to be empty: the thief lost a race with another taker, or
- * the owner's [WorkDeque.tryRemove] had `bottom` lowered below queued tasks.
- */
-@JvmInline
-internal value class StealResult private constructor(private val value: Any?) {
-    val isEmpty: Boolean get() = value == null
-    val isRetry: Boolean get() = value === RETRY_MARK
-    val isSuccess: Boolean get() = value is Runnable
-
-    /** The stolen task, or null for Empty and Retry. */
-    val taskOrNull: Runnable? get() = value as? Runnable
-
-    override fun toString(): String = when {
-        isEmpty -> "Empty"
-        isRetry -> "Retry"
-        else -> "Success($value)"
-    }
-
-    companion object {
-        private val RETRY_MARK = Any()
-        val EMPTY = StealResult(null)
-        val RETRY = StealResult(RETRY_MARK)
-        fun success(task: Runnable) = StealResult(task)
     }
 }

@@ -8,22 +8,15 @@ import java.util.concurrent.locks.ReentrantLock
  * One core worker's pending timers ([Timer]): a binary min-heap by deadline (ties by insertion
  * order), in an array, under a lock, fed by a lock-free inbox for timers from other threads.
  *
- * Who uses it: the owner worker [add]s the timers it creates and takes the due ones between
- * tasks. Any other thread (timers created outside the pool, keyed timers, the periodic
- * re-schedule of a task that ran elsewhere) [offer]s: one CAS pushes the timer onto [inbox],
- * and whoever takes the heap's lock next (the owner's look, a thief, the monitor) moves the
- * inbox into the heap first ([takeOffers]), so an offerer never waits for the lock nor sifts
- * while the owner takes. Any thread may [remove] (a cancelled timer: `withTimeout` that
- * finished early, a cancelled `delay`, `ScheduledFuture.cancel`), in the heap or still in the
- * inbox; other workers take due timers with [tryPollDue], which never waits for the lock, when
- * the owner is busy or blocked.
+ * Who uses it: the owner [add]s the timers it creates and takes the due ones between tasks.
+ * Another thread [offer]s: one CAS onto [inbox], moved into the heap by whoever takes the lock
+ * next ([takeOffers]), so an offerer never waits for the lock. Any thread may [remove] a
+ * cancelled timer, in the heap or still in the inbox; other workers take due timers with
+ * [tryPollDue], which never waits for the lock, when the owner is busy or blocked.
  *
- * Why a lock for the heap and not a lock-free structure: every operation is O(log n) on a few
- * cache lines and, in the common case (a worker's own `withTimeout`: add, then remove),
- * uncontended, so the lock costs two CAS-free-of-contention atomics. A cancelled timer is
- * removed at once (its index is kept in [Timer.heapIndex]; one still in the inbox is marked and
- * dropped when the inbox is taken), so the heap holds only live timers: 10 million
- * `withTimeout` calls that end early leave it as small as it was.
+ * A lock for the heap (every operation is O(log n) on a few cache lines, and usually
+ * uncontended) and a cancelled timer removed at once, so the heap holds only live timers:
+ * `docs/timers.md` ("Cancellation and memory").
  *
  * [earliest] is the heap's head (offered timers not yet taken in are not in it), published with
  * a volatile write after every change, so a parking owner can compute its park timeout, and
@@ -57,20 +50,14 @@ internal class TimerHeap {
     @Volatile var earliest: Timer? = null
         private set
 
-    /**
-     * The deadline the owner parks until, published by [publishParkDeadline] before its last
-     * look at the inbox, read by [offer] after its push: see there.
-     */
+    /** The owner's park deadline: written by [publishParkDeadline], read by [offer] (see there). */
     @Volatile var ownerParkDeadline: Long = 0L
         private set
 
     /** The length of the heap's array (tests: memory given back after a burst). */
     fun capacity(): Int = locked { queue.size }
 
-    /**
-     * Pending timers, in the heap and offered (for stats: under the lock, so exact at one moment;
-     * it walks the inbox, which a busy owner keeps short).
-     */
+    /** Pending timers, heap and inbox (for stats: under the lock, exact at one moment). */
     fun pendingCount(): Int = locked {
         var n = count
         var t = inbox

@@ -1,6 +1,7 @@
 package dev.stealing.internal.worker
 
 import dev.stealing.internal.idle.IdleControl
+import dev.stealing.internal.idle.parkWhileIdle
 import dev.stealing.internal.jvm.ParkEvent
 
 /**
