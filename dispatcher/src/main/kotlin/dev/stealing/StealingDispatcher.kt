@@ -162,7 +162,8 @@ public class StealingDispatcher private constructor(
      * @param weight 1..1000 (default 1).
      */
     @JvmOverloads
-    public fun fairQueue(name: String? = null, weight: Int = 1): FairQueueDispatcher = pool.newFairQueue(name, weight)
+    public fun fairQueue(name: String? = null, weight: Int = 1): FairQueueDispatcher =
+        FairQueueDispatcher(pool, pool.newFairQueue(name, weight))
 
     /** A snapshot of this pool's counters and queue depths. */
     public fun stats(): StealingStats = pool.stats()

@@ -98,7 +98,7 @@ class FairQueueSpec : FunSpec({
             for (attempt in 1..3) {
                 val a = d.fairQueue("A$attempt")
                 val b = d.fairQueue("B$attempt")
-                runs += itemsOfABehindB(a.executor, b.executor) { b.queuedCount() > 0 }
+                runs += itemsOfABehindB(a.executor, b.executor) { d.statsOf(b).depth > 0 }
                 a.close(); b.close()
                 if (runs.last().whileBWaited <= 3_000) break
             }
@@ -123,7 +123,7 @@ class FairQueueSpec : FunSpec({
             StealingDispatcher(2, "fair-13").use { d ->
                 val a = d.fairQueue("A", weight = 1)
                 val b = d.fairQueue("B", weight = 3)
-                runs += itemsOfABehindB(a.executor, b.executor) { b.queuedCount() > 0 }.whileBWaited
+                runs += itemsOfABehindB(a.executor, b.executor) { d.statsOf(b).depth > 0 }.whileBWaited
                 a.close(); b.close()
             }
             if (runs.last() <= 700) break
@@ -343,7 +343,7 @@ class FairQueueSpec : FunSpec({
                         val done = CountDownLatch(2)
                         q.executor.execute { done.countDown() }
                         val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10)
-                        while (q.queuedCount() > 0 && System.nanoTime() < deadline) Thread.onSpinWait()
+                        while (d.statsOf(q).depth > 0 && System.nanoTime() < deadline) Thread.onSpinWait()
                         q.executor.execute { done.countDown() }
                         if (!done.await(10, TimeUnit.SECONDS)) {
                             failures += "$q, round $round: ${done.count} task(s) stranded; active tokens ${d.pool.fair.activeCount()}"

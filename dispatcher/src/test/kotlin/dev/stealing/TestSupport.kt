@@ -48,3 +48,6 @@ fun runWithin(timeoutMs: Long, block: () -> Unit) {
     if (t.isAlive) throw AssertionError("did not finish within $timeoutMs ms:\n" + t.stackTrace.joinToString("\n") { "  at $it" })
     failure?.let { throw it }
 }
+
+/** Fair queue [q]'s row in [this] dispatcher's stats (its depth counts offers in progress too). */
+fun StealingDispatcher.statsOf(q: FairQueueDispatcher): FairQueueStats = stats().fairQueues.single { it.name == q.name }

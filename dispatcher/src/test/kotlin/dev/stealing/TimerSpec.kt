@@ -232,10 +232,10 @@ class TimerSpec : FunSpec({
             d.fairQueue("q").use { q ->
                 runBlocking {
                     withContext(q) {
-                        val before = q.stats().executed
+                        val before = d.statsOf(q).executed
                         repeat(10) { delay(1) }
                         // Each resumption was a task of the queue.
-                        (q.stats().executed - before) shouldBeGreaterThanOrEqual 10L
+                        (d.statsOf(q).executed - before) shouldBeGreaterThanOrEqual 10L
                     }
                 }
             }

@@ -1,6 +1,5 @@
 package dev.stealing.internal.pool
 
-import dev.stealing.FairQueueDispatcher
 import dev.stealing.ForkedTask
 import dev.stealing.StealingOptions
 import dev.stealing.StealingStats
@@ -230,12 +229,12 @@ internal class WorkStealingPool(
     }
 
     /** A new fair queue in the rotation (closed at once if the pool is shut down). */
-    fun newFairQueue(name: String?, weight: Int): FairQueueDispatcher {
+    fun newFairQueue(name: String?, weight: Int): FairQueue {
         require(name == null || name.isNotBlank()) { "name must not be blank, was \"$name\"" }
         require(weight in 1..MAX_FAIR_WEIGHT) { "weight must be in 1..$MAX_FAIR_WEIGHT, was $weight" }
         val q = FairQueue(this, name ?: "fair-${fairQueueIds.incrementAndGet()}", weight)
         fair.add(q) { isShutdown() }
-        return FairQueueDispatcher(this, q)
+        return q
     }
 
     private val fairQueueIds = AtomicInteger()
