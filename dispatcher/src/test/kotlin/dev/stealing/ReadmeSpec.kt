@@ -1,5 +1,6 @@
 package dev.stealing
 
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldStartWith
@@ -20,9 +21,10 @@ import java.util.concurrent.TimeUnit
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
-// Every Kotlin snippet of README.md, verbatim between the `// README:` markers, so the README
-// cannot drift from the API. (The Java snippets are samples/.../ReadmeJava.java and QuickStart.java,
-// run by the build.)
+// Every Kotlin snippet of README.md and of the docs it sends readers to (docs/java.md,
+// docs/observability.md, docs/options.md), verbatim between the `// README:` markers, so they
+// cannot drift from the API. (The Java snippets are samples/.../ReadmeJava.java and
+// QuickStart.java, run by the build.)
 
 // README: quick-start
 suspend fun fib(n: Int): Int = if (n < 2) n else {
@@ -61,17 +63,20 @@ suspend fun loadConfig(path: Path): String = blocking { Files.readString(path) }
 // README: end
 
 class ReadmeSpec : FunSpec({
-    test("every kotlin and java code block of README.md is one of the snippets compiled and run here") {
-        val readme = File("../README.md").readText()
-        val blocks = Regex("```(kotlin|java)\n(.*?)```", RegexOption.DOT_MATCHES_ALL).findAll(readme)
-            .map { it.groupValues[2].trimIndent().trim() }.toList()
+    test("every kotlin and java code block of README.md (and of docs/java.md, observability.md, options.md) is one of the snippets compiled and run here") {
+        fun blocksOf(path: String) = Regex("```(kotlin|java)\n(.*?)```", RegexOption.DOT_MATCHES_ALL)
+            .findAll(File(path).readText()).map { it.groupValues[2].trimIndent().trim() }.toList()
         val sources = File("src/test/kotlin/dev/stealing/ReadmeSpec.kt").readText() +
             File("../samples/src/main/java/dev/stealing/samples/ReadmeJava.java").readText() +
             File("../samples/src/main/java/dev/stealing/samples/QuickStart.java").readText()
         val snippets = Regex("// README: [a-z-]+\n(.*?)\n[ \t]*// README: end", RegexOption.DOT_MATCHES_ALL)
             .findAll(sources).map { it.groupValues[1].trimIndent().trim() }.toSet()
-        (blocks.size >= 9) shouldBe true
-        blocks.filter { it !in snippets } shouldBe emptyList()
+        (blocksOf("../README.md").size >= 9) shouldBe true
+        for (doc in listOf("../README.md", "../docs/java.md", "../docs/observability.md", "../docs/options.md")) {
+            withClue("$doc has a code block that is none of the snippets compiled and run") {
+                blocksOf(doc).filter { it !in snippets } shouldBe emptyList()
+            }
+        }
     }
 
     test("the quick start runs") {

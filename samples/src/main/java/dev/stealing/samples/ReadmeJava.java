@@ -12,9 +12,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
 
 /**
- * The Java snippet of README.md, verbatim between the {@code // README:} markers, run by the
- * build ({@code mvn verify} executes this class in the samples module), so the README cannot
- * drift from the API.
+ * The Java snippets of docs/java.md (the README's Java section points there), verbatim between
+ * the {@code // README:} markers, run by the build ({@code mvn verify} executes this class in the
+ * samples module), so the docs cannot drift from the API.
  *
  * <p>Run: {@code mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.ReadmeJava}
  * (prints what the snippet prints). The build passes {@code --check}: the snippet's output is
