@@ -63,8 +63,8 @@ import java.lang.ref.WeakReference
  * pool (closed and drained) loses it then.
  *
  * Cost: nothing while nobody reads. Each read of a meter takes one [StealingStats] snapshot
- * (sums over the workers and the fair queues, no lock, no pause of the workers), so a scrape
- * costs about twenty snapshots; the counters themselves are always on.
+ * (sums over the workers and the fair queues, under the pool's lock but without pausing the
+ * workers), so a scrape costs about twenty snapshots; the counters themselves are always on.
  *
  * Like Micrometer's binders, the meters hold the dispatcher weakly: once it is garbage, they
  * read `NaN`. `io.micrometer:micrometer-core` is an optional dependency of this library: it must

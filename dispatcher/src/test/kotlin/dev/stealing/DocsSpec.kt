@@ -18,11 +18,11 @@ private val designNote = File("../docs/design.md")
 private fun mainKotlinFiles(): List<File> =
     mainSources.walkTopDown().filter { it.isFile && it.name.endsWith(".kt") }.sortedBy { it.path }.toList()
 
-/** The lines of design.md from its "## Files" heading up to the next "## " heading. */
-private fun filesSection(): List<String> {
+/** The lines of design.md from its "## Packages" heading up to the next "## " heading. */
+private fun packagesSection(): List<String> {
     val lines = designNote.readLines()
-    val start = lines.indexOfFirst { it.startsWith("## Files") }
-    check(start >= 0) { "docs/design.md has no \"## Files\" section (the table of source files)" }
+    val start = lines.indexOfFirst { it.startsWith("## Packages") }
+    check(start >= 0) { "docs/design.md has no \"## Packages\" section (the table of packages and their files)" }
     val end = lines.drop(start + 1).indexOfFirst { it.startsWith("## ") }.let { if (it < 0) lines.size else start + 1 + it }
     return lines.subList(start + 1, end)
 }
@@ -188,23 +188,28 @@ class DocsSpec : FunSpec({
         )
     }
 
-    test("the file table of docs/design.md lists every source file of the dispatcher, and only existing ones") {
-        val sourceNames = mainKotlinFiles().map { it.name }.toSet()
-        sourceNames.shouldNotBeEmpty()
-        val tableRows = filesSection().filter { it.startsWith("|") }
-        val listed = tableRows.flatMap { row -> Regex("`([A-Za-z0-9_]+\\.kt)`").findAll(row).map { it.groupValues[1] } }.toSet()
-
-        val notListed = (sourceNames - listed).sorted()
+    test("the package table of docs/design.md lists every package and every source file in its package's row") {
+        // package (as in the table's first column: `dev.stealing` or `internal.x`) -> its files
+        val actual = mainKotlinFiles().groupBy(
+            { it.parentFile.invariantSeparatorsPath.removePrefix("src/main/kotlin/").replace('/', '.').removePrefix("dev.stealing.") },
+            { it.name },
+        ).mapValues { it.value.toSet() }
+        actual.keys.shouldNotBeEmpty()
+        val rows = packagesSection().filter { it.startsWith("| `") }
+        val listed = rows.associate { row ->
+            val cells = row.split("|").map { it.trim() }
+            val pkg = cells[1].removeSurrounding("`")
+            pkg to Regex("`([A-Za-z0-9_]+\\.kt)`").findAll(cells[3]).map { it.groupValues[1] }.toSet()
+        }
         withClue(
-            "These files are in dispatcher/src/main/kotlin but not in the \"## Files\" table of docs/design.md. " +
-                "Add a row for each (`File.kt` | the one concept it holds), so a newcomer can find it: $notListed"
-        ) { notListed.shouldBeEmpty() }
-
-        val missing = (listed - sourceNames).sorted()
-        withClue(
-            "The \"## Files\" table of docs/design.md names these files, but dispatcher/src/main/kotlin has no such " +
-                "file (renamed, merged or deleted?). Update or remove their rows: $missing"
-        ) { missing.shouldBeEmpty() }
+            "The \"## Packages\" table of docs/design.md must have one row per package of dispatcher/src/main/kotlin " +
+                "(`dev.stealing` or `internal.<subsystem>`); packages: ${actual.keys.sorted()}, rows: ${listed.keys.sorted()}"
+        ) { listed.keys shouldBe actual.keys }
+        val wrong = actual.flatMap { (pkg, files) ->
+            (files - listed.getValue(pkg)).map { "$pkg: $it is not in its row" } +
+                (listed.getValue(pkg) - files).map { "$pkg: its row names $it, which the package does not have" }
+        }
+        withClue("Every source file belongs in its package's row (the files column), and only there") { wrong.shouldBeEmpty() }
     }
 
     test("every function that a \"pairs with\" comment names as name() is declared in the main sources") {
