@@ -135,10 +135,10 @@ public class StealingOptions(
         require(!keepAlive.isNegative && !keepAlive.isZero) { "keepAlive must be positive, was $keepAlive" }
         require(!starvationInterval.isNegative) { "starvationInterval must be >= 0, was $starvationInterval" }
         require(!pinThreads || isCpuPinningPresent()) {
-            "pinThreads = true needs net.openhft:affinity on the class path"
+            "pinThreads = true needs net.openhft:affinity on the class path (or, as module affinity, in the module graph)"
         }
         require(!propagateContext || isContextPropagationPresent()) {
-            "propagateContext = true needs io.micrometer:context-propagation on the class path"
+            "propagateContext = true needs io.micrometer:context-propagation on the class path (or, as module context.propagation, in the module graph)"
         }
     }
 

@@ -12,8 +12,8 @@ import java.util.concurrent.Callable
  * come back. Coroutines never go through here: kotlinx context elements do that job.
  *
  * This object is touched only when the option is on, so the library runs without
- * context-propagation on the class path when it is off ([isContextPropagationPresent] checks
- * for it without loading this object).
+ * context-propagation when it is off ([isContextPropagationPresent] checks for it without
+ * loading this object).
  */
 internal object ContextCapture {
     private val factory = ContextSnapshotFactory.builder().build()
@@ -23,9 +23,14 @@ internal object ContextCapture {
     fun <T> wrap(task: Callable<T>): Callable<T> = factory.captureAll().wrap(task)
 }
 
-/** Whether `io.micrometer:context-propagation` is on the class path (checked by name only). */
+/**
+ * Whether `io.micrometer:context-propagation` is on the class path or in the module graph
+ * (checked by name only). When it is, the library's module is made to read it: on the module
+ * path a named module reads no class-path code otherwise, even with `requires static`.
+ */
 internal fun isContextPropagationPresent(): Boolean = try {
-    Class.forName("io.micrometer.context.ContextSnapshotFactory", false, StealingOptions::class.java.classLoader)
+    val factory = Class.forName("io.micrometer.context.ContextSnapshotFactory", false, StealingOptions::class.java.classLoader)
+    StealingOptions::class.java.module.addReads(factory.module)
     true
 } catch (e: ClassNotFoundException) {
     false

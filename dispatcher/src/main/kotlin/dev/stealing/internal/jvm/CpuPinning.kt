@@ -10,8 +10,8 @@ import java.util.BitSet
  * `i`-th CPU (modulo their number) of the set the pool's creator may use, so in a container
  * limited to some CPUs the workers stay inside that set. Extra threads are not pinned.
  *
- * Touched only when the option is on, so the library runs without `affinity` on the class path
- * when it is off ([isCpuPinningPresent] checks by name without loading this object).
+ * Touched only when the option is on, so the library runs without `affinity` when it is off
+ * ([isCpuPinningPresent] checks by name without loading this object).
  */
 internal object CpuPinning {
     /**
@@ -36,9 +36,14 @@ internal object CpuPinning {
     }
 }
 
-/** Whether `net.openhft:affinity` is on the class path (checked by name only). */
+/**
+ * Whether `net.openhft:affinity` is on the class path or in the module graph (checked by name
+ * only). When it is, the library's module is made to read it: on the module path a named module
+ * reads no class-path code otherwise, even with `requires static`.
+ */
 internal fun isCpuPinningPresent(): Boolean = try {
-    Class.forName("net.openhft.affinity.Affinity", false, StealingOptions::class.java.classLoader)
+    val affinity = Class.forName("net.openhft.affinity.Affinity", false, StealingOptions::class.java.classLoader)
+    StealingOptions::class.java.module.addReads(affinity.module)
     true
 } catch (e: ClassNotFoundException) {
     false
