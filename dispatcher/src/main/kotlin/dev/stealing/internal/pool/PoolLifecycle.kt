@@ -232,7 +232,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
     }
 
     /**
-     * Under [WorkStealingPool.lock]: moves a shut-down pool with nothing queued, no timer pending
+     * Under [lock]: moves a shut-down pool with nothing queued, no timer pending
      * and every live worker idle to TIDYING.
      */
     fun quiesceLocked(): Boolean {
@@ -252,7 +252,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
     }
 
     /**
-     * Under [WorkStealingPool.lock]: TERMINATED once no worker is alive and the pool is stopping,
+     * Under [lock]: TERMINATED once no worker is alive and the pool is stopping,
      * or shut down with nothing left (a pool that never started a worker). Nothing left means the
      * global queue drained and no fair queue holding a task: a submitter whose fair-queue offer got
      * in before the close may still be on its way to start the first worker (its signal counted a

@@ -23,9 +23,9 @@ import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.resume
 
 /**
- * Where a timer goes, and the pool's side of timers (the workers' side is in `Worker.kt`: they
- * take due timers between tasks and before they search, and park no longer than their next
- * deadline). Design and proofs: `docs/timers.md`.
+ * Where a timer goes, and the pool's side of timers (the workers' side is `WorkerTimers` and
+ * `WorkerParking`: they take due timers between tasks and before they search, and park no
+ * longer than their next deadline). Design and proofs: `docs/timers.md`.
  *
  * Placement ([addTimer]): a timer created on a core worker goes into that worker's own
  * [TimerHeap], with no signal: the worker is running and looks at its heap before it parks.

@@ -145,7 +145,7 @@ internal class StarvationMonitor(
                 injected = true
             }
         }
-        if (timersOverdue) pool.idle.signalWork() // a woken searcher takes them (Worker.takeOthersDueTimers)
+        if (timersOverdue) pool.idle.signalWork() // a woken searcher takes them (WorkerTimers.takeOthersDueTimers)
         return workWaiting || timersHeld || !pool.idle.noneActive()
     }
 

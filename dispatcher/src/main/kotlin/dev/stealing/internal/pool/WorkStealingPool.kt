@@ -15,21 +15,19 @@ import java.util.concurrent.locks.LockSupport
 import java.util.concurrent.locks.ReentrantLock
 
 /**
- * The engine behind [StealingDispatcher]: its parts, and where a task goes. Nothing here is
- * public; the public API is the library's public declarations ([StealingDispatcher] and its
- * options, stats, executor, fair-queue and affinity dispatchers, [ForkedTask], `forkJoin`,
- * `awaitInline`, `blocking`, the Micrometer binder), listed in `docs/design.md`.
+ * The engine behind `StealingDispatcher`: its parts, and where a task goes. Nothing here is
+ * public; the public API is the package `dev.stealing` (docs/design.md, "Packages").
  *
- * The pool's jobs, one file each:
- * - routing and publication (this file): [execute], [fork], [executeYield], [executeKeyed],
- *   and the two signal methods every publication goes through, [signalAfterGlobalOffer] and
- *   [signalAfterPublish];
- * - the life cycle and quiescence (`PoolLifecycle.kt`): shutdown, stop, termination, and
- *   [discard] for tasks that will never run;
- * - the worker table and thread start and exit (`WorkerThreads.kt`);
- * - statistics and failure reporting (`PoolStats.kt`);
- * - timers: where a timer goes, and the pool's side of them (`PoolTimers.kt`);
- * - who sleeps and who is woken: [IdleControl], which sees the pool only through [IdleHost].
+ * The pool's jobs, one owner each:
+ * - routing and publication (this class): [execute], [fork], [executeYield], [executeKeyed],
+ *   and the two signal methods every publication goes through ([WorkerHost]);
+ * - the life cycle and quiescence ([lifecycle]: it owns the run state, the lock and the worker
+ *   counts), and what happens to a task that will never run (`Rejection.kt`);
+ * - starting worker threads and their exit ([threads]);
+ * - timers: where a timer goes, and the pool's side of them ([timers]);
+ * - statistics and failure reporting ([PoolStats]);
+ * - what the workers see of the pool ([WorkerHost], which this class extends), and who sleeps
+ *   and who is woken ([IdleControl], which sees the pool only as an [IdleHost]).
  *
  * Routing ([execute]): a task submitted on one of this pool's workers goes onto that worker's
  * deque, then a full fence and [IdleControl.signalWork] follow; from any other thread it goes
@@ -129,7 +127,7 @@ internal class WorkStealingPool(
      * fair queues and its keyed work (and at least every other periodic look), so every task it
      * can see runs first; other workers steal from it as from a deque. An extra worker hands
      * its yield queue to the global queue once it is surplus, so it can still go idle
-     * ([Worker.findTask]). From any other thread: the back of the global queue.
+     * (`WorkFinder`). From any other thread: the back of the global queue.
      */
     fun executeYield(task: Runnable): Boolean {
         val w = currentWorker()

@@ -11,7 +11,7 @@ import java.time.Duration
  * the monitor) takes it in ([TimerHeap.offer]).
  *
  * When due, a worker takes it out of the heap and pushes it onto its own deque as an ordinary
- * task (`Worker.kt`), so a burst of due timers is spread by stealing like any other work; [run]
+ * task (the worker's `WorkerTimers`), so a burst of due timers is spread by stealing like any other work; [run]
  * then performs the action. Every kind ends exactly once: fired by [run], cancelled by its
  * owner (removed from the heap at once), or [abandon]ed when the pool stops; each kind's state
  * (a CAS, or the future's own) decides which of them wins.
