@@ -220,7 +220,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
         val w = Thread.currentThread() as? Worker ?: return false
         if (!w.deque.popIfNewest(this)) return false
         w.counters.countInlined()
-        w.runNestedDirect { run() }
+        w.runNested(this)
         return true
     }
 
