@@ -1,5 +1,6 @@
 package dev.stealing
 
+import dev.stealing.internal.pool.FairQueue
 import dev.stealing.internal.queue.MpmcTaskQueue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
@@ -167,7 +168,8 @@ class FailureSpec : FunSpec({
         // for work and would wait for ever on the skipped slot.
         val d = StealingDispatcher(2, "overflow-fair", StealingOptions(starvationInterval = Duration.ZERO))
         val q = d.fairQueue("overflowing")
-        val storage = FairQueueDispatcher::class.java.getDeclaredField("queue").apply { isAccessible = true }.get(q) as MpmcTaskQueue
+        val engine = FairQueueDispatcher::class.java.getDeclaredField("queue").apply { isAccessible = true }.get(q) as FairQueue
+        val storage = FairQueue::class.java.getDeclaredField("queue").apply { isAccessible = true }.get(engine) as MpmcTaskQueue
         storage.afterClaim = Runnable { throw StackOverflowError("test: between claim and publication") }
         d.executor.execute { } // a worker is running
         try {
