@@ -8,11 +8,9 @@ import dev.stealing.internal.timer.nanosOrNever
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.WorkerHost
 import java.lang.invoke.VarHandle
-import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.LongAdder
 import java.util.concurrent.locks.LockSupport
-import java.util.concurrent.locks.ReentrantLock
 
 /**
  * The engine behind `StealingDispatcher`: its parts, and where a task goes. Nothing here is

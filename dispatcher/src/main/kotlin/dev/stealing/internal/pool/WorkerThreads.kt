@@ -13,7 +13,7 @@ import java.util.function.Consumer
 internal class WorkerThreads(private val pool: WorkStealingPool) {
     private val lifecycle get() = pool.lifecycle
 
-    /** Tests only: runs when [startWorker] begins, before it takes the lock. Plain: set before any task is submitted. */
+    /** Tests only: runs when [startWorker] begins, before it takes the lock. */
     @Volatile var beforeWorkerStart: Runnable? = null
 
     /** Starts a worker's thread ([startWorker]); tests replace it to make a start fail. */
