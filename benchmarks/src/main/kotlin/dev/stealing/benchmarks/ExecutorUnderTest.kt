@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicInteger
  * | `tpe` | `Executors.newFixedThreadPool(parallelism)` |
  * | `lock` | the single-lock pool of part 1 of Joe Duffy's 2008 thread-pool series, [LockPool] |
  * | `lockwsq` | the lock + work-stealing-queue pool of part 3 of that series, [LockWsqPool] |
+ * | `single` | `Executors.newSingleThreadExecutor()` as a dispatcher: one thread whatever the parallelism (message-passing workloads only) |
  * | `stpe` | `ScheduledThreadPoolExecutor(parallelism)`, the JDK's scheduled executor; as dispatcher via `asCoroutineDispatcher()` (timer workloads only) |
  *
  * Timers: `stealing` keeps them on its workers; `default` uses kotlinx's `DefaultExecutor`
@@ -79,13 +80,14 @@ class ExecutorUnderTest private constructor(
 
     companion object {
         /** Every executor id, in the order tables list them. */
-        val ALL: List<String> = listOf("stealing", "stealing-inline", "stealing-forkjoin", "default", "fjp", "tpe", "lock", "lockwsq", "stpe")
+        val ALL: List<String> = listOf("stealing", "stealing-inline", "stealing-forkjoin", "default", "fjp", "tpe", "lock", "lockwsq", "single", "stpe")
 
         /**
          * The executors of Executor-path workloads (`stealing-inline` and `stealing-forkjoin` would
-         * be the same as `stealing`; `stpe` runs the timer workloads only).
+         * be the same as `stealing`; `single` runs the message-passing workloads only, `stpe` the timer
+         * workloads only).
          */
-        val EXECUTORS: List<String> = ALL - "stealing-inline" - "stealing-forkjoin" - "stpe"
+        val EXECUTORS: List<String> = ALL - "stealing-inline" - "stealing-forkjoin" - "single" - "stpe"
 
         /**
          * Whether this JVM's `ForkJoinPool` is a `ScheduledExecutorService` (JDK 25 and later):
@@ -133,6 +135,11 @@ class ExecutorUnderTest private constructor(
                     val name = "bench-lockwsq"
                     val pool = LockWsqPool(parallelism, name)
                     ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, false, null, null, "$name-") { pool.close() }
+                }
+                "single" -> {
+                    val name = "bench-single"
+                    val pool = Executors.newSingleThreadExecutor(namedDaemons(name))
+                    ExecutorUnderTest(id, 1, pool, pool.asCoroutineDispatcher(), false, false, null, null, "$name-") { shutdownAndJoin(pool) }
                 }
                 "stpe" -> {
                     val name = "bench-stpe"

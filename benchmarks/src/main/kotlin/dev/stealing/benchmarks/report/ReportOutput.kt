@@ -73,6 +73,11 @@ class ReportOutput(
             val r = ratio(ours, median(metric, peer)) ?: return null
             return Verdict(r <= limit, "<= %.2f x %s (%.2f)".format(limit, peerName, r))
         }
+        if (MessagePassingWorkloads.isMessagePassing(metric) && ex == "stealing") {
+            val best = MessagePassingWorkloads.PEERS.filter { median(metric, it) != null }.minByOrNull { median(metric, it)!! }
+            val parts = listOfNotNull(vs("default", 1.0, "Default"), best?.let { vs(it, 1.1, "best peer, $it") })
+            return verdictText(metric, ex, parts)
+        }
         val vs: List<Verdict?> = when (metric to ex) {
             "fib-coroutines" to "stealing" -> listOf(vs("default", 0.6, "Default"))
             "fib-coroutines" to "stealing-inline" -> listOf(vs("default", 0.35, "Default"))
@@ -90,7 +95,11 @@ class ReportOutput(
             "timer-schedule-total" to "stealing" -> listOf(vs("stpe", 0.5, "STPE"), vs("fjp", 1.0, "FJP"))
             else -> return ""
         }
-        val parts = vs.filterNotNull()
+        return verdictText(metric, ex, vs.filterNotNull())
+    }
+
+    /** The target cell of [metric] on [ex] from its [parts] (recorded in [verdicts]); empty without parts. */
+    private fun verdictText(metric: String, ex: String, parts: List<Verdict>): String {
         if (parts.isEmpty()) return ""
         val met = parts.all { it.met }
         val text = parts.joinToString("; ") { it.text } + if (met) ": met" else ": NOT met"
@@ -333,6 +342,7 @@ class ReportOutput(
             "tpe" to java.awt.Color(0x9467bd),
             "lock" to java.awt.Color(0xd62728),
             "lockwsq" to java.awt.Color(0x8c564b),
+            "single" to java.awt.Color(0x7f7f7f),
             "stpe" to java.awt.Color(0xe377c2),
         )
 
