@@ -123,7 +123,7 @@ internal class PoolExecutorService(
     }
 
     private fun reject(command: Runnable): Nothing {
-        throw RejectedExecutionException("${pool.label} is shut down; rejected $command")
+        throw RejectedExecutionException("${pool.label()} is shut down; rejected $command")
     }
 
     override fun shutdown() {
@@ -167,6 +167,6 @@ internal fun <T> forkOnCurrentWorker(callable: Callable<T>): ForkedTask<T> {
             "in Kotlin StealingDispatcher.fork(task))",
     )
     val task = ForkedTask(if (pool.options.propagateContext) ContextCapture.wrap(callable) else callable)
-    if (!pool.fork(task)) throw RejectedExecutionException("${pool.label} is shut down; rejected $task")
+    if (!pool.fork(task)) throw RejectedExecutionException("${pool.label()} is shut down; rejected $task")
     return task
 }

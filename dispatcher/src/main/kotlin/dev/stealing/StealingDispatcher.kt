@@ -92,7 +92,7 @@ public class StealingDispatcher private constructor(
     override fun isDispatchNeeded(context: CoroutineContext): Boolean = true
 
     override fun dispatch(context: CoroutineContext, block: Runnable) {
-        if (!pool.execute(block)) rejectContinuation(context, block, "${pool.label} is closed")
+        if (!pool.execute(block)) rejectContinuation(context, block, "${pool.label()} is closed")
     }
 
     /**
@@ -102,7 +102,7 @@ public class StealingDispatcher private constructor(
      */
     @InternalCoroutinesApi
     override fun dispatchYield(context: CoroutineContext, block: Runnable) {
-        if (!pool.executeYield(block)) rejectContinuation(context, block, "${pool.label} is closed")
+        if (!pool.executeYield(block)) rejectContinuation(context, block, "${pool.label()} is closed")
     }
 
     /**
@@ -178,7 +178,7 @@ public class StealingDispatcher private constructor(
     @JvmOverloads
     public fun fairQueue(name: String? = null, weight: Int = 1): FairQueueDispatcher {
         val queue = pool.newFairQueue(name, weight) // the arguments first; on a closed pool it is closed and unregistered
-        check(!pool.isShutdown()) { "${pool.label} is closed: cannot create fair queue ${name ?: queue.name}" }
+        check(!pool.isShutdown()) { "${pool.label()} is closed: cannot create fair queue ${name ?: queue.name}" }
         return FairQueueDispatcher(pool, queue)
     }
 

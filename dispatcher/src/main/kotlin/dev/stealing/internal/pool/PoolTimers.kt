@@ -183,7 +183,7 @@ internal class PoolTimers(private val pool: WorkStealingPool) : TimerHost {
         // Refused (the pool is shut down): as kotlinx's executor dispatchers, cancel the job and
         // let kotlinx's own timer finish the wait if the cancellation cannot (NonCancellable).
         pool.rejected.increment()
-        continuation.context.cancel(rejection("${pool.label} is shut down", "delay"))
+        continuation.context.cancel(rejection("${pool.label()} is shut down", "delay"))
         if (continuation.isActive) {
             FallbackTimer.after(timer.deadline - System.nanoTime()) { if (continuation.isActive) continuation.resume(Unit) }
         }
@@ -194,7 +194,7 @@ internal class PoolTimers(private val pool: WorkStealingPool) : TimerHost {
         val timer = TimeoutTimer(deadlineAfterMillis(timeMillis), this, block, context)
         if (addTimer(timer)) return timer
         pool.rejected.increment()
-        context.cancel(rejection("${pool.label} is shut down", "timeout"))
+        context.cancel(rejection("${pool.label()} is shut down", "timeout"))
         return FallbackTimer.after(timer.deadline - System.nanoTime()) { block.run() }
     }
 

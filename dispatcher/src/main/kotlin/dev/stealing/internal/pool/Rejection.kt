@@ -10,7 +10,7 @@ import java.util.concurrent.RejectedExecutionException
 import kotlin.coroutines.CoroutineContext
 
 /** How every rejection message names a pool: `StealingDispatcher 'compute'`. */
-internal val WorkStealingPool.label: String get() = "StealingDispatcher '$name'"
+internal fun WorkStealingPool.label(): String = "StealingDispatcher '$name'"
 
 /**
  * A coroutine task that cannot be queued because [reason] (which names the pool, e.g.
