@@ -54,7 +54,7 @@ public class FairQueueDispatcher internal constructor(
     override fun isDispatchNeeded(context: CoroutineContext): Boolean = true
 
     override fun dispatch(context: CoroutineContext, block: Runnable) {
-        if (!queue.offer(block)) rejectContinuation(context, block, "The task was rejected: ${queue.whyRejected()}")
+        if (!queue.offer(block)) rejectContinuation(context, block, queue.whyRejected())
     }
 
     /** `yield()` goes to the back of this queue. */

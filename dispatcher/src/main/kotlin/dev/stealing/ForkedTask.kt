@@ -11,14 +11,15 @@ import java.util.concurrent.Callable
 import java.util.concurrent.CancellationException
 import java.util.concurrent.CompletionException
 import java.util.concurrent.ExecutionException
+import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.RunnableFuture
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
 
 /**
  * A task forked onto a [StealingDispatcher]: a [java.util.concurrent.Future] with a cheap
- * [join]. Created by [StealingDispatcher.fork] and by the `submit` methods of
- * [StealingDispatcher.executor].
+ * [join]. Created by [StealingDispatcher.fork], by [ForkedTask.fork] (onto the pool of the
+ * calling worker) and by the `submit` methods of [StealingDispatcher.executor].
  *
  * [join] and [get] called on a worker of the task's pool first try to run the task *inline*:
  * if it is still queued in the caller's own deque (anywhere in it), it is removed and run right
@@ -309,20 +310,43 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
 
     private class Failure(@JvmField val exception: Throwable, @JvmField val cancelled: Boolean)
 
-    private companion object {
+    /** The static fork, for code that runs in a task and has no pool at hand. */
+    public companion object {
+        /**
+         * Forks [task] onto the pool of the calling worker, as `RecursiveTask.fork()` does: the
+         * form of [StealingDispatcher.fork] for code running in a task of the pool, which then
+         * need not carry the pool along. Queued on the caller's deque; [join] runs it in place if
+         * no other worker took it meanwhile. From Java:
+         *
+         * ```java
+         * static long fib(int n) {
+         *     if (n < 2) return n;
+         *     ForkedTask<Long> left = ForkedTask.fork(() -> fib(n - 1)); // onto this worker's deque
+         *     return fib(n - 2) + left.join();
+         * }
+         * ```
+         *
+         * @throws IllegalStateException if the calling thread is not a worker of a
+         *   [StealingDispatcher]: fork onto a pool with `pool.fork(task)` there (the shared pool:
+         *   `StealingDispatcher.getShared().fork(task)`, in Kotlin `StealingDispatcher.fork(task)`).
+         * @throws RejectedExecutionException if the worker's pool is stopping (`shutdownNow`).
+         */
+        @JvmStatic
+        public fun <T> fork(task: Callable<T>): ForkedTask<T> = forkOnCurrentWorker(task)
+
         /**
          * Spin-waits a joiner spends finding nothing to help with before it blocks (tens of
          * microseconds; docs/investigations/2026-11-24-spin-waits.md).
          */
-        const val HELP_SPINS = 2048
+        private const val HELP_SPINS = 2048
 
         /** The callable of a task cancelled before anyone claimed it (never called). */
-        val DISCARDED: Callable<*> = Callable { error("a discarded task is never called") }
+        private val DISCARDED: Callable<*> = Callable { error("a discarded task is never called") }
 
-        val NOT_DONE = Any()
-        val WAITING = Any()
-        val NULL_VALUE = Any()
-        val RESULT: VarHandle = fieldHandle(ForkedTask::class.java, "result", Any::class.java)
-        val CALLABLE: VarHandle = fieldHandle(ForkedTask::class.java, "callable", Callable::class.java)
+        private val NOT_DONE = Any()
+        private val WAITING = Any()
+        private val NULL_VALUE = Any()
+        private val RESULT: VarHandle = fieldHandle(ForkedTask::class.java, "result", Any::class.java)
+        private val CALLABLE: VarHandle = fieldHandle(ForkedTask::class.java, "callable", Callable::class.java)
     }
 }

@@ -4,6 +4,7 @@ package dev.stealing
 
 import dev.stealing.internal.pool.AffinityDispatcher
 import dev.stealing.internal.pool.WorkStealingPool
+import dev.stealing.internal.pool.label
 import dev.stealing.internal.pool.rejectContinuation
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.runBlockingRegion
@@ -24,11 +25,13 @@ import kotlin.coroutines.CoroutineContext
  * A work-stealing coroutine dispatcher and executor.
  *
  * ```kotlin
- * withContext(StealingDispatcher) { ... }                  // the shared pool
- * StealingDispatcher.shared                                // the shared pool as a StealingDispatcher
+ * withContext(StealingDispatcher) { ... }                  // the shared pool (StealingDispatcher.Default)
  * StealingDispatcher(parallelism = 4).use { pool ->        // an isolated pool
  *     withContext(pool) { ... }
  * }
+ * ```
+ * ```java
+ * StealingDispatcher shared = StealingDispatcher.getShared(); // the shared pool, from Java
  * ```
  *
  * Each worker owns a deque: work dispatched from a worker goes onto its own deque and runs
@@ -47,7 +50,9 @@ import kotlin.coroutines.CoroutineContext
  * [close] stops intake, runs everything already accepted (pending `delay`s and delayed tasks
  * included, at their time) and joins the threads. After it, a coroutine dispatched here from
  * outside the pool has its job cancelled and finishes on [Dispatchers.IO], as with kotlinx's
- * own executor dispatchers, and [executor] throws [RejectedExecutionException].
+ * own executor dispatchers (the job's `CancellationException` has as its cause a
+ * [RejectedExecutionException] naming the pool: `StealingDispatcher 'compute' is closed`),
+ * [executor] throws [RejectedExecutionException], and [fairQueue] [IllegalStateException].
  *
  * @param parallelism number of worker threads (started lazily), at least 1; defaults to the
  *   number of available processors.
@@ -87,7 +92,7 @@ public class StealingDispatcher private constructor(
     override fun isDispatchNeeded(context: CoroutineContext): Boolean = true
 
     override fun dispatch(context: CoroutineContext, block: Runnable) {
-        if (!pool.execute(block)) rejectContinuation(context, block)
+        if (!pool.execute(block)) rejectContinuation(context, block, "${pool.label()} is closed")
     }
 
     /**
@@ -97,7 +102,7 @@ public class StealingDispatcher private constructor(
      */
     @InternalCoroutinesApi
     override fun dispatchYield(context: CoroutineContext, block: Runnable) {
-        if (!pool.executeYield(block)) rejectContinuation(context, block)
+        if (!pool.executeYield(block)) rejectContinuation(context, block, "${pool.label()} is closed")
     }
 
     /**
@@ -121,7 +126,8 @@ public class StealingDispatcher private constructor(
 
     /**
      * Forks [task] onto this pool: queued on the caller's deque when called from a worker, else
-     * on the global queue. [ForkedTask.join] runs it inline if it is still queued locally.
+     * on the global queue. [ForkedTask.join] runs it inline if it is still queued locally. Code
+     * running in a task of this pool can fork without the pool at hand: [ForkedTask.fork].
      *
      * @throws RejectedExecutionException if the pool is shut down.
      */
@@ -141,7 +147,9 @@ public class StealingDispatcher private constructor(
      * a worker. That worker serves its keyed work and shared work alternately (32 tasks each way
      * while both wait), so neither starves. Keyed work waits while its worker blocks, even
      * inside `blocking { }`: it never moves to another thread. The first call starts all core
-     * workers.
+     * workers. It holds nothing of its own (it is a view of the pool, as `limitedParallelism`
+     * is), so it can be had from a closed pool too; a coroutine dispatched through it then is
+     * cancelled, as on the closed pool itself.
      */
     public fun affinity(key: Any): CoroutineDispatcher = AffinityDispatcher(pool, key)
 
@@ -160,10 +168,19 @@ public class StealingDispatcher private constructor(
      *
      * @param name shown in [StealingStats.fairQueues]; defaults to `fair-<n>`; must not be blank.
      * @param weight 1..1000 (default 1).
+     * @throws IllegalArgumentException if [name] is blank or [weight] out of range.
+     * @throws IllegalStateException if this pool is closed (or shut down): a new queue could never
+     *   run anything. Not [RejectedExecutionException], which `java.util.concurrent` reserves for
+     *   a task an executor does not accept: no task is offered here, the call is made in a state
+     *   that does not allow it (as `Thread.start` on a started thread). A queue created while the
+     *   pool is being closed by another thread is created closed.
      */
     @JvmOverloads
-    public fun fairQueue(name: String? = null, weight: Int = 1): FairQueueDispatcher =
-        FairQueueDispatcher(pool, pool.newFairQueue(name, weight))
+    public fun fairQueue(name: String? = null, weight: Int = 1): FairQueueDispatcher {
+        val queue = pool.newFairQueue(name, weight) // the arguments first; on a closed pool it is closed and unregistered
+        check(!pool.isShutdown()) { "${pool.label()} is closed: cannot create fair queue ${name ?: queue.name}" }
+        return FairQueueDispatcher(pool, queue)
+    }
 
     /** A snapshot of this pool's counters and queue depths. */
     public fun stats(): StealingStats = pool.stats()
@@ -175,7 +192,7 @@ public class StealingDispatcher private constructor(
      * it cannot wait for itself: it stops intake and returns; the pool terminates once that task
      * and all queued work end. `executor.close()` does the same.
      *
-     * @throws UnsupportedOperationException on the shared pool, [StealingDispatcher.shared].
+     * @throws UnsupportedOperationException on the shared pool ([StealingDispatcher.shared]).
      */
     override fun close() {
         if (isShared) throw UnsupportedOperationException("The shared StealingDispatcher cannot be closed")
@@ -194,9 +211,16 @@ public class StealingDispatcher private constructor(
 
     /**
      * The shared pool, with one worker per available processor and daemon threads, created on
-     * first use: `withContext(StealingDispatcher) { ... }`. It cannot be closed. From Java it is
-     * `StealingDispatcher.Default` (e.g. `StealingDispatcher.Default.fork(task)`). Where a
-     * [StealingDispatcher] is needed, pass [shared], the same pool.
+     * first use; it cannot be closed. One name per language:
+     * - Kotlin: `StealingDispatcher` (this companion, `StealingDispatcher.Default` spelled out):
+     *   `withContext(StealingDispatcher) { ... }`, `StealingDispatcher.fork { ... }`,
+     *   `StealingDispatcher.stats()`, `StealingDispatcher.fairQueue(...)`.
+     * - Java: `StealingDispatcher.getShared()`, a [StealingDispatcher] like any other
+     *   (`StealingDispatcher.getShared().fork(task)`). This companion's own members are hidden
+     *   from Java (`@JvmSynthetic`), so Java has no second spelling of them.
+     *
+     * Kotlin code that must pass the shared pool where the type [StealingDispatcher] is expected
+     * uses [shared] (the property behind Java's `getShared()`), the same pool.
      */
     public companion object Default : CoroutineDispatcher(), Delay {
         private val instance: StealingDispatcher by lazy {
@@ -207,18 +231,21 @@ public class StealingDispatcher private constructor(
         }
 
         /**
-         * The shared pool as a [StealingDispatcher] (Java: `StealingDispatcher.getShared()`), to
-         * pass where one is expected; the same pool, threads and queues as
-         * `StealingDispatcher.Default`. Its `close()`, and the `shutdown` methods of its
-         * executor, throw [UnsupportedOperationException].
+         * The shared pool as a [StealingDispatcher]: Java's name for the shared pool,
+         * `StealingDispatcher.getShared()`. In Kotlin write `StealingDispatcher` (the companion,
+         * with the same members) and use this only where the type [StealingDispatcher] is
+         * expected; the same pool, threads and queues. Its `close()`, and the `shutdown` methods
+         * of its executor, throw [UnsupportedOperationException].
          */
         @JvmStatic
         public val shared: StealingDispatcher get() = instance
 
         /** Number of worker threads of the shared pool: the number of available processors. */
+        @get:JvmSynthetic
         public val parallelism: Int get() = instance.parallelism
 
         /** The shared pool as a [StealingExecutorService]; it cannot be shut down. */
+        @get:JvmSynthetic
         public val executor: StealingExecutorService get() = instance.executor
 
         /** Always true: work is always handed to the pool. */
@@ -240,19 +267,23 @@ public class StealingDispatcher private constructor(
             instance.pool.timers.scheduleTimeout(timeMillis, block, context)
 
         /** [StealingDispatcher.fork] on the shared pool. */
+        @JvmSynthetic
         public fun <T> fork(task: Callable<T>): ForkedTask<T> = instance.fork(task)
 
         /** [StealingDispatcher.stats] of the shared pool. */
+        @JvmSynthetic
         public fun stats(): StealingStats = instance.stats()
 
         /** [StealingDispatcher.fairQueue] on the shared pool. */
-        @JvmOverloads
+        @JvmSynthetic
         public fun fairQueue(name: String? = null, weight: Int = 1): FairQueueDispatcher = instance.fairQueue(name, weight)
 
         /** [StealingDispatcher.affinity] on the shared pool. */
+        @JvmSynthetic
         public fun affinity(key: Any): CoroutineDispatcher = instance.affinity(key)
 
         /** [StealingDispatcher.affinityExecutor] on the shared pool. */
+        @JvmSynthetic
         public fun affinityExecutor(key: Any): Executor = instance.affinityExecutor(key)
 
         /**

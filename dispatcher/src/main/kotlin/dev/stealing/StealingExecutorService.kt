@@ -2,6 +2,7 @@ package dev.stealing
 
 import java.util.concurrent.Callable
 import java.util.concurrent.ExecutorService
+import java.util.concurrent.Executors
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.ScheduledExecutorService
 import java.util.concurrent.ScheduledFuture
@@ -44,37 +45,62 @@ import java.util.concurrent.TimeUnit
  * The executor of the shared pool ([StealingDispatcher.shared]) cannot be shut down: those
  * methods throw [UnsupportedOperationException].
  *
+ * A null argument (from Java) throws [NullPointerException] naming this interface, the method
+ * and the parameter, e.g. `Parameter specified as non-null is null: method
+ * dev.stealing.StealingExecutorService.submit, parameter task`.
+ *
  * Only this library implements this interface.
  */
 public sealed interface StealingExecutorService : ScheduledExecutorService, AutoCloseable {
+    // Every method that takes an argument is implemented here, so that Kotlin's null check of
+    // that argument, which runs first, names this public interface, not the implementation.
+
+    /** The one implementation (the interface is sealed). */
+    private val impl: PoolExecutorService get() = this as PoolExecutorService
+
+    /** Queues [command] itself (no wrapper, no allocation). */
+    override fun execute(command: Runnable): Unit = impl.executeTask(command)
+
     /** Queues [task]; its [ForkedTask] is interrupted by `cancel(true)` while it runs. */
-    override fun <T> submit(task: Callable<T>): ForkedTask<T>
+    override fun <T> submit(task: Callable<T>): ForkedTask<T> = impl.submitTask(task)
 
     /** Queues [task]; its [ForkedTask] completes with null and is interrupted by `cancel(true)` while it runs. */
-    override fun submit(task: Runnable): ForkedTask<*>
+    override fun submit(task: Runnable): ForkedTask<*> = impl.submitTask(task, null)
 
     /** Queues [task]; its [ForkedTask] completes with [result] and is interrupted by `cancel(true)` while it runs. */
-    override fun <T> submit(task: Runnable, result: T): ForkedTask<T>
+    override fun <T> submit(task: Runnable, result: T): ForkedTask<T> = impl.submitTask(task, result)
 
     /**
      * Runs [tasks] and waits until all are done; returns their [ForkedTask]s in the order of
      * [tasks]. From Java the result is a `List<ForkedTask<T>>` too.
      */
-    override fun <T> invokeAll(tasks: Collection<Callable<T>>): List<ForkedTask<T>>
+    override fun <T> invokeAll(tasks: Collection<Callable<T>>): List<ForkedTask<T>> = impl.invokeAllTasks(tasks)
 
     /**
      * Runs [tasks] and waits until all are done or [timeout] passes, then cancels (with
      * interrupt) those not done; returns their [ForkedTask]s in the order of [tasks]. A zero or
      * negative [timeout] does not wait.
      */
-    override fun <T> invokeAll(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): List<ForkedTask<T>>
+    override fun <T> invokeAll(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): List<ForkedTask<T>> =
+        impl.invokeAllTasks(tasks, timeout, unit)
+
+    /** Runs [tasks] until one completes normally and returns its result; cancels the others. */
+    override fun <T> invokeAny(tasks: Collection<Callable<T>>): T = impl.invokeAnyTask(tasks)
+
+    /**
+     * Runs [tasks] until one completes normally or [timeout] passes; returns that result and
+     * cancels the others. A zero or negative [timeout] does not wait.
+     */
+    override fun <T> invokeAny(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): T =
+        impl.invokeAnyTask(tasks, timeout, unit)
 
     /**
      * Runs [command] after [delay] (zero or negative: now) on a worker of the pool.
      *
      * @throws RejectedExecutionException if the pool is shut down.
      */
-    override fun schedule(command: Runnable, delay: Long, unit: TimeUnit): ScheduledFuture<*>
+    override fun schedule(command: Runnable, delay: Long, unit: TimeUnit): ScheduledFuture<*> =
+        impl.scheduleTask(Executors.callable(command, null), delay, 0L, unit)
 
     /**
      * Calls [callable] after [delay] (zero or negative: now) on a worker of the pool; the
@@ -82,7 +108,8 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      *
      * @throws RejectedExecutionException if the pool is shut down.
      */
-    override fun <V> schedule(callable: Callable<V>, delay: Long, unit: TimeUnit): ScheduledFuture<V>
+    override fun <V> schedule(callable: Callable<V>, delay: Long, unit: TimeUnit): ScheduledFuture<V> =
+        impl.scheduleTask(callable, delay, 0L, unit)
 
     /**
      * Runs [command] first after [initialDelay], then every [period] from that first start
@@ -92,7 +119,8 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @throws IllegalArgumentException if [period] is zero or negative.
      * @throws RejectedExecutionException if the pool is shut down.
      */
-    override fun scheduleAtFixedRate(command: Runnable, initialDelay: Long, period: Long, unit: TimeUnit): ScheduledFuture<*>
+    override fun scheduleAtFixedRate(command: Runnable, initialDelay: Long, period: Long, unit: TimeUnit): ScheduledFuture<*> =
+        impl.schedulePeriodic(command, initialDelay, period, fixedRate = true, unit)
 
     /**
      * Runs [command] first after [initialDelay], then [delay] after the end of each run, until
@@ -101,7 +129,8 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @throws IllegalArgumentException if [delay] is zero or negative.
      * @throws RejectedExecutionException if the pool is shut down.
      */
-    override fun scheduleWithFixedDelay(command: Runnable, initialDelay: Long, delay: Long, unit: TimeUnit): ScheduledFuture<*>
+    override fun scheduleWithFixedDelay(command: Runnable, initialDelay: Long, delay: Long, unit: TimeUnit): ScheduledFuture<*> =
+        impl.schedulePeriodic(command, initialDelay, delay, fixedRate = false, unit)
 
     /**
      * Waits until the pool has terminated or [timeout] passes; a zero or negative [timeout]
@@ -110,7 +139,7 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @throws IllegalStateException when called from a task of this pool, which would wait
      *   for itself.
      */
-    override fun awaitTermination(timeout: Long, unit: TimeUnit): Boolean
+    override fun awaitTermination(timeout: Long, unit: TimeUnit): Boolean = impl.awaitTerminationNanos(unit.toNanos(timeout))
 
     /**
      * [shutdown], then waits until every accepted task has run and the pool's threads (workers

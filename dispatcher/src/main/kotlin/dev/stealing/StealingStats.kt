@@ -34,11 +34,15 @@ package dev.stealing
  *   (coroutines that called `yield()` there).
  * @property affinityPops keyed tasks workers took from their keyed queues.
  * @property affinityQueueDepths keyed tasks waiting in each core worker's keyed queue.
- * @property forks halves that [forkJoin] (and [forkJoinAll]) offered to other workers.
- * @property forksInlined offered halves that their caller took back and ran itself as a plain
- *   call (or dropped, when the other half had failed or the caller was cancelled).
- * @property forksStolen offered halves that a worker took and ran as a coroutine of their own
- *   (another worker, or the same one while the caller was suspended).
+ * @property forks every fork: the tasks forked by [StealingDispatcher.fork] and [ForkedTask.fork]
+ *   (Java's fork/join, from a worker or from outside the pool), and the halves that [forkJoin]
+ *   (and [forkJoinAll]) offered to other workers. Tasks from the executor's `submit` are not forks.
+ * @property forksInlined of the [forkJoin] halves offered, those their caller took back and ran
+ *   itself as a plain call (or dropped, when the other half had failed or the caller was
+ *   cancelled). A [ForkedTask] that its join ran in place counts in [inlined] instead.
+ * @property forksStolen of the [forkJoin] halves offered, those a worker took and ran as a
+ *   coroutine of their own (another worker, or the same one while the caller was suspended). A
+ *   stolen [ForkedTask] counts in [steals] instead.
  * @property pinning CPU pinning of core workers ([StealingOptions.pinThreads]): whether it is
  *   on, the CPUs, and why it did not take where it did not.
  * @property fairQueues each fair queue still in the rotation: name, weight, depth, executed.

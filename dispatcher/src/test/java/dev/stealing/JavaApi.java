@@ -35,17 +35,21 @@ final class JavaApi {
         return sum; // 40 + 1 - 6 + 3 + 3 = 41
     }
 
+    /** fib(n) by fork/join without carrying the pool along: ForkedTask.fork forks onto the caller's pool. */
+    static long fibHere(int n) {
+        if (n < 2) return n;
+        ForkedTask<Long> left = ForkedTask.fork(() -> fibHere(n - 1));
+        return fibHere(n - 2) + left.join();
+    }
+
     /** The shared pool, as a StealingDispatcher. */
     static StealingDispatcher shared() {
         return StealingDispatcher.getShared();
     }
 
-    /** Parallelism of the shared pool, both ways Java can ask. */
-    static List<Integer> sharedParallelism() {
-        List<Integer> both = new ArrayList<>();
-        both.add(StealingDispatcher.getShared().getParallelism());
-        both.add(StealingDispatcher.Default.getParallelism());
-        return both;
+    /** Parallelism of the shared pool, as Java asks (the companion Default's own members are hidden from Java). */
+    static int sharedParallelism() {
+        return StealingDispatcher.getShared().getParallelism();
     }
 
     /** Java durations, through the full constructor and the with-copies (source compatibility). */

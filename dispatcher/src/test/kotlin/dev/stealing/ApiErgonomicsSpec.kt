@@ -52,7 +52,7 @@ class ApiErgonomicsSpec : FunSpec({
         JavaApi.shared() shouldBeSameInstanceAs shared
         shared.parallelism shouldBe Runtime.getRuntime().availableProcessors()
         StealingDispatcher.parallelism shouldBe shared.parallelism
-        JavaApi.sharedParallelism() shouldBe listOf(shared.parallelism, shared.parallelism)
+        JavaApi.sharedParallelism() shouldBe shared.parallelism
         shouldThrow<UnsupportedOperationException> { shared.close() }
         shouldThrow<UnsupportedOperationException> { shared.executor.shutdown() }
         shouldThrow<UnsupportedOperationException> { shared.executor.shutdownNow() }

@@ -47,6 +47,7 @@ public final class ReadmeJava {
             throw new AssertionError("README Java snippets printed " + lines
                 + ", expected [75025, 42, 499999500000, on sort-worker-<n>]");
         }
+        if (fibOnTheSharedPool(20) != 6765) throw new AssertionError("ForkedTask.fork on the shared pool: fib(20) != 6765");
     }
 
     static void readme() throws Exception {
@@ -67,6 +68,18 @@ public final class ReadmeJava {
         }
         // README: end
     }
+
+    // README: java-fork-here
+    static long fib(int n) { // runs in a task of some StealingDispatcher: no pool parameter
+        if (n < 2) return n;
+        ForkedTask<Long> left = ForkedTask.fork(() -> fib(n - 1)); // onto this worker's deque
+        return fib(n - 2) + left.join();
+    }
+
+    static long fibOnTheSharedPool(int n) {
+        return StealingDispatcher.getShared().fork(() -> fib(n)).join(); // from outside: the global queue
+    }
+    // README: end
 
     // README: java-sum
     static long sum(StealingDispatcher pool, int lo, int hi) {

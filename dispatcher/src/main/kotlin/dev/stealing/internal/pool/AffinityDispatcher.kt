@@ -32,12 +32,12 @@ internal class AffinityDispatcher(
     override fun isDispatchNeeded(context: CoroutineContext): Boolean = true
 
     override fun dispatch(context: CoroutineContext, block: Runnable) {
-        if (!pool.executeKeyed(slot, block)) rejectContinuation(context, block)
+        if (!pool.executeKeyed(slot, block)) rejectContinuation(context, block, "${pool.label()} is closed")
     }
 
     /** Executor form: the same worker, in order. */
     override fun execute(command: Runnable) {
-        if (!pool.executeKeyed(slot, command)) throw RejectedExecutionException("${pool.name} is shut down")
+        if (!pool.executeKeyed(slot, command)) throw RejectedExecutionException("${pool.label()} is shut down; rejected $command")
     }
 
     /** The timer is kept by the key's worker; if another worker fires it, the coroutine is dispatched back. */

@@ -45,7 +45,7 @@ internal class FairQueue(
 
     /** Why an offer was refused: this queue was closed, or its pool was shut down. */
     fun whyRejected(): String =
-        if (closedByUser) "fair queue $name of ${pool.name} is closed" else "fair queue $name: ${pool.name} is shut down"
+        if (closedByUser) "fair queue $name of ${pool.label()} is closed" else "fair queue $name: ${pool.label()} is shut down"
 
     /**
      * Queues [task] (O1) and makes sure this queue is in the active list or held by someone who
@@ -160,7 +160,7 @@ internal class FairQueue(
             }
             n++
             // Anything else is dropped on request; counted in the return value and in stats.
-            discard(task, "The task was discarded: cancelPending() on fair queue $name")
+            discard(task, "cancelPending() on fair queue $name of ${pool.label()}")
         }
         discarded.add(n.toLong())
         pool.fair.remove(this)

@@ -177,7 +177,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
                 }
                 continue
             }
-            val ended = discard(task, "The task was rejected: ${pool.name} stopped")
+            val ended = discard(task, "${pool.label()} stopped")
             when {
                 !ended || task is ForkedTask<*> -> handedBack += task
                 task is Timer || task is ForkHalf<*> -> {} // counted by abandon(); run by its caller
@@ -281,7 +281,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
         while (true) rejectTask(w.deque.pop() ?: break)
         while (true) rejectTask(w.yields.pop() ?: break)
         w.keyedQueue?.drainClosed { rejectTask(it) }
-        w.timers?.closeAndDrain { it.abandon("The timer was rejected: ${pool.name} stopped") }
+        w.timers?.closeAndDrain { it.abandon("The timer was rejected: ${pool.label()} stopped") }
     }
 
     /**
@@ -291,8 +291,8 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
      */
     fun rejectTask(task: Runnable, startFailure: Throwable? = null) {
         pool.rejected.increment()
-        val why = if (startFailure == null) "${pool.name} stopped" else "${pool.name} could not start a worker"
-        if (!discard(task, "The task was rejected: $why")) {
+        val why = if (startFailure == null) "${pool.label()} stopped" else "${pool.label()} could not start a worker"
+        if (!discard(task, why)) {
             pool.reportFailure(task, RejectedExecutionException("$why before running $task", startFailure))
         }
     }

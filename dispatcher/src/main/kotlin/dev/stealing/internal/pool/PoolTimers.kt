@@ -15,7 +15,6 @@ import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.DisposableHandle
 import kotlinx.coroutines.cancel
 import java.lang.invoke.VarHandle
-import java.util.concurrent.CancellationException
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.LongAdder
 import java.util.concurrent.locks.LockSupport
@@ -184,7 +183,7 @@ internal class PoolTimers(private val pool: WorkStealingPool) : TimerHost {
         // Refused (the pool is shut down): as kotlinx's executor dispatchers, cancel the job and
         // let kotlinx's own timer finish the wait if the cancellation cannot (NonCancellable).
         pool.rejected.increment()
-        continuation.context.cancel(CancellationException("The delay was rejected: ${pool.name} is shut down"))
+        continuation.context.cancel(rejection("${pool.label()} is shut down", "delay"))
         if (continuation.isActive) {
             FallbackTimer.after(timer.deadline - System.nanoTime()) { if (continuation.isActive) continuation.resume(Unit) }
         }
@@ -195,7 +194,7 @@ internal class PoolTimers(private val pool: WorkStealingPool) : TimerHost {
         val timer = TimeoutTimer(deadlineAfterMillis(timeMillis), this, block, context)
         if (addTimer(timer)) return timer
         pool.rejected.increment()
-        context.cancel(CancellationException("The timeout was rejected: ${pool.name} is shut down"))
+        context.cancel(rejection("${pool.label()} is shut down", "timeout"))
         return FallbackTimer.after(timer.deadline - System.nanoTime()) { block.run() }
     }
 

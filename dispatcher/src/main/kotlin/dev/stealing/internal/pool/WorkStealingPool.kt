@@ -112,12 +112,23 @@ internal class WorkStealingPool(
      * same reason.
      */
     fun fork(task: ForkedTask<*>): Boolean {
-        val w = currentWorker() ?: return execute(task)
+        val w = currentWorker() ?: return forkFromOutside(task)
         if (isStopping()) return reject()
         w.deque.push(task)
+        w.counters.countFork() // a plain increment by the owner: stats().forks
         signalAfterPublish()
         return true
     }
+
+    /** [fork] from a thread outside this pool: the global queue, as [execute]; counted in [forksFromOutside]. */
+    private fun forkFromOutside(task: ForkedTask<*>): Boolean {
+        if (!execute(task)) return false
+        forksFromOutside.increment()
+        return true
+    }
+
+    /** Tasks forked from threads outside the pool (those from workers are in their counters). */
+    val forksFromOutside = LongAdder()
 
     /**
      * The `yield()` path. On a worker of this pool: [task] goes to the back of the worker's

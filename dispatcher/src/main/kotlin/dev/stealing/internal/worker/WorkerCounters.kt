@@ -23,7 +23,7 @@ internal class WorkerCounters {
     var failed = 0L; private set
     var cancelledSkipped = 0L; private set
     var keyedPops = 0L; private set
-    var forks = 0L; private set // forkJoin halves published by this worker's callers
+    var forks = 0L; private set // ForkedTasks forked and forkJoin halves published on this worker
     var forksInlined = 0L; private set // ... taken back by a caller running on this worker
     var forksStolen = 0L; private set // ... claimed by this worker and run as a coroutine
     var timersFired = 0L; private set
