@@ -249,11 +249,12 @@ class ReportOutput(
         for (l in machine()) appendLine("- $l")
         appendLine()
         appendLine("Produced by `java -cp benchmarks/target/benchmarks.jar dev.stealing.benchmarks.report.ReportKt${if (options.quick) " --quick" else ""}${if (options.jvms > 1) " --jvms ${options.jvms}" else ""}" +
+            (options.only?.let { " --only '${it.pattern}'" } ?: "") +
             "${if (options.updateCommitted) " ${Options.UPDATE_COMMITTED}" else ""}`. " +
             "Median of the measured rounds; spread = min - max; ratios are our executor's median over the peer's (lower is better; " +
             "for the allocation row, bytes over bytes). Executors: `stealing` = StealingDispatcher (`await`), `stealing-inline` = the same " +
             "with `awaitInline`, `stealing-forkjoin` = the same with `forkJoin` instead of `async`, `default` = Dispatchers.Default, `fjp` = ForkJoinPool (RecursiveTask for fork/join), " +
-            "`tpe` = fixed ThreadPoolExecutor, `lock` / `lockwsq` = Duffy's 2008 pools, `stpe` = ScheduledThreadPoolExecutor (benchmarks/README.md).")
+            "`tpe` = fixed ThreadPoolExecutor, `lock` / `lockwsq` = Duffy's 2008 pools, `single` = a one-thread executor, `stpe` = ScheduledThreadPoolExecutor (benchmarks/README.md).")
         if (options.quick) {
             appendLine()
             appendLine("**Quick mode**: few rounds; the figures are indicative only. Run without `--quick` (on an otherwise idle machine) for the figures to quote.")
