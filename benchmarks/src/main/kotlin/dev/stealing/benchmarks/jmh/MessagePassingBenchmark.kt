@@ -41,13 +41,9 @@ open class MessagePassingBenchmark : OnExecutor() {
     lateinit var shape: String
 
     override fun afterOpen() {
-        require(shape in SHAPES) { "shape must be one of $SHAPES, was $shape" }
+        require(shape in MessagePassingShapes.ALL) { "shape must be one of ${MessagePassingShapes.ALL}, was $shape" }
     }
 
     @Benchmark
     fun run(): Long = MessagePassingShapes.run(shape, subject)
-
-    companion object {
-        val SHAPES = MessagePassingShapes.ALL
-    }
 }
