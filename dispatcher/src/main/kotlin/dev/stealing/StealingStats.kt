@@ -43,6 +43,11 @@ package dev.stealing
  * @property forksStolen of the [forkJoin] halves offered, those a worker took and ran as a
  *   coroutine of their own (another worker, or the same one while the caller was suspended). A
  *   stolen [ForkedTask] counts in [steals] instead.
+ * @property loopPieces pieces of parallel loops and sorts run ([parallelForEach],
+ *   [parallelMap], [parallelFold], [parallelSort], [StealingDispatcher.parallelFor]): each range a
+ *   worker ran from its start, including the whole range of a loop that was never split.
+ * @property loopSplits of those pieces, the halves that a running piece split off and offered to
+ *   other workers (taken back by the piece itself when nobody stole them).
  * @property pinning CPU pinning of core workers ([StealingOptions.pinThreads]): whether it is
  *   on, the CPUs, and why it did not take where it did not.
  * @property fairQueues each fair queue still in the rotation: name, weight, depth, executed.
@@ -87,6 +92,8 @@ public class StealingStats internal constructor(
     public val forks: Long,
     public val forksInlined: Long,
     public val forksStolen: Long,
+    public val loopPieces: Long,
+    public val loopSplits: Long,
     public val fairQueues: List<FairQueueStats>,
     public val pendingTimers: List<Int>,
     public val timersFromOutside: Long,
@@ -113,7 +120,7 @@ public class StealingStats internal constructor(
             "parks=$parks, unparks=$unparks, failed=$failed, cancelled=$cancelled, rejected=$rejected, " +
             "queuedTasks=$queuedTasks, globalQueueDepth=$globalQueueDepth, workerQueueDepths=$workerQueueDepths, " +
             "affinityPops=$affinityPops, affinityQueueDepths=$affinityQueueDepths, forks=$forks, " +
-            "forksInlined=$forksInlined, forksStolen=$forksStolen, fairQueues=$fairQueues, " +
+            "forksInlined=$forksInlined, forksStolen=$forksStolen, loopPieces=$loopPieces, loopSplits=$loopSplits, fairQueues=$fairQueues, " +
             "pendingTimers=$pendingTimers, timersFromOutside=$timersFromOutside, timersFired=$timersFired, " +
             "timersStolen=$timersStolen, timersCancelled=$timersCancelled, pinning=$pinning)"
 

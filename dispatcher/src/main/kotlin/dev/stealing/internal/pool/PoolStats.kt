@@ -51,6 +51,7 @@ internal class PoolStats(private val pool: WorkStealingPool) {
             rejected = pool.rejected.sum(), globalQueueDepth = pool.global.size(), workerQueueDepths = depths,
             affinityPops = t.keyedPops, affinityQueueDepths = keyedDepths,
             forks = t.forks + pool.forksFromOutside.sum(), forksInlined = t.forksInlined, forksStolen = t.forksStolen,
+            loopPieces = t.loopPieces, loopSplits = t.loopSplits,
             fairQueues = pool.fair.queues().map { (it as FairQueue).stats() }, // the pool registers only its own
             pendingTimers = timerDepths, timersFromOutside = pool.timers.timersFromOutside.sum(), timersFired = t.timersFired,
             timersStolen = t.timersStolen, timersCancelled = t.timersCancelled + pool.timers.timersCancelled.sum(),

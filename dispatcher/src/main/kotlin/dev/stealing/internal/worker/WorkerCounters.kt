@@ -29,6 +29,8 @@ internal class WorkerCounters {
     var timersFired = 0L; private set
     var timersStolen = 0L; private set
     var timersCancelled = 0L; private set
+    var loopPieces = 0L; private set // pieces of parallel loops and sorts run on this worker
+    var loopSplits = 0L; private set // ... and halves this worker split off and offered
 
     /**
      * Set under the pool's lock when this worker has exited and these counters were added to the
@@ -58,6 +60,8 @@ internal class WorkerCounters {
     fun countTimersFired(n: Int) { timersFired += n }
     fun countTimersStolen(n: Int) { timersStolen += n }
     fun countTimerCancelled() { timersCancelled++ }
+    fun countLoopPiece() { loopPieces++ }
+    fun countLoopSplit() { loopSplits++ }
 
     /** Under the pool's lock, once the worker has exited: its counters are in the pool's sum now. */
     fun markFolded() { folded = true }
@@ -70,5 +74,6 @@ internal class WorkerCounters {
         cancelledSkipped += o.cancelledSkipped; keyedPops += o.keyedPops
         forks += o.forks; forksInlined += o.forksInlined; forksStolen += o.forksStolen
         timersFired += o.timersFired; timersStolen += o.timersStolen; timersCancelled += o.timersCancelled
+        loopPieces += o.loopPieces; loopSplits += o.loopSplits
     }
 }

@@ -1,0 +1,214 @@
+package dev.stealing.internal.loops
+
+import dev.stealing.ForkedTask
+import dev.stealing.internal.worker.Worker
+import dev.stealing.internal.worker.WorkerHost
+import java.util.concurrent.Callable
+
+/**
+ * A parallel merge sort of one primitive array on a pool's workers: `parallelSort`.
+ *
+ * A range longer than [leafSize] is cut into four quarters, sorted (three of them forked, one
+ * here), then merged pairwise into the buffer and the two halves merged back: two merge passes
+ * per level, so every level leaves its result where it found its input and no copy is needed.
+ * A merge longer than [MERGE_LEAF] is itself split at the middle of its longer run (the other
+ * run cut by binary search), so the last merges, the longest, also run on every worker. Leaves
+ * are sorted with `java.util.Arrays.sort`.
+ *
+ * The leaf size is about a quarter of the array per worker (never below [MIN_LEAF]), enough
+ * pieces for stealing to balance the load of a busy pool; a pool of one worker, or a short
+ * array, sorts in one `Arrays.sort` call with no buffer.
+ *
+ * **Stopping** ([cancel], when the caller is cancelled): leaves not yet sorted are skipped, but
+ * every merge still runs, so the array keeps its elements (a merge of any two sequences is a
+ * permutation of them), in an unspecified order.
+ *
+ * Forks are [ForkedTask]s on the worker's deque, joined newest first as in [RangeLoop].
+ */
+internal abstract class ParallelMergeSort(private val size: Int) : CancellableLoop {
+    @Volatile private var stopped = false
+
+    /** Leaves up to this size are sorted with `Arrays.sort`; set by [sortAll] before the first fork. */
+    private var leafSize = size
+
+    /** The caller was cancelled: sort no more leaves (merges still run, so no element is lost). */
+    override fun cancel() {
+        stopped = true
+    }
+
+    /** Sorts `[lo, hi)` of the array in place, ascending. */
+    protected abstract fun sortLeaf(lo: Int, hi: Int)
+
+    /** Allocates the buffer, as long as the array. */
+    protected abstract fun allocateBuffer()
+
+    /** Merges `[aLo, aHi)` and `[bLo, bHi)` of the array (or the buffer, [fromBuffer]) into the other one from [to]. */
+    protected abstract fun merge(fromBuffer: Boolean, aLo: Int, aHi: Int, bLo: Int, bHi: Int, to: Int)
+
+    /** In the array (or the buffer), the first index of `[lo, hi)` whose element is not less than the element at [keyAt]. */
+    protected abstract fun lowerBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int
+
+    /** Sorts the whole array from the calling thread, on [pool]'s workers if this thread is one of them (null: here only). */
+    fun sortAll(pool: WorkerHost?) {
+        val w = Thread.currentThread() as? Worker
+        if (pool != null) leafSize = maxOf(MIN_LEAF, size / (4 * pool.parallelism))
+        if (pool == null || pool.parallelism == 1 || size <= leafSize || w == null || w.pool !== pool) {
+            w?.counters?.countLoopPiece()
+            if (!stopped) sortLeaf(0, size)
+            return
+        }
+        allocateBuffer()
+        sortRange(0, size)
+    }
+
+    private fun sortRange(lo: Int, hi: Int) {
+        val n = hi - lo
+        if (n <= leafSize) {
+            (Thread.currentThread() as? Worker)?.counters?.countLoopPiece()
+            if (!stopped) sortLeaf(lo, hi)
+            return
+        }
+        val q1 = lo + (n ushr 2)
+        val q2 = lo + (n ushr 1)
+        val q3 = q2 + ((hi - q2) ushr 1)
+        forkAndRun(
+            { sortRange(q3, hi) }, { sortRange(q2, q3) }, { sortRange(q1, q2) },
+            here = { sortRange(lo, q1) },
+        )
+        forkAndRun({ mergeRange(false, q2, q3, q3, hi, q2) }, here = { mergeRange(false, lo, q1, q1, q2, lo) })
+        mergeRange(true, lo, q2, q2, hi, lo)
+    }
+
+    /** Merges two sorted runs of the array (or the buffer) into the other one from [to], splitting a long merge. */
+    private fun mergeRange(fromBuffer: Boolean, aLo: Int, aHi: Int, bLo: Int, bHi: Int, to: Int) {
+        val total = (aHi - aLo) + (bHi - bLo)
+        if (total <= MERGE_LEAF) {
+            (Thread.currentThread() as? Worker)?.counters?.countLoopPiece()
+            merge(fromBuffer, aLo, aHi, bLo, bHi, to)
+            return
+        }
+        // Cut the longer run in the middle and the other where that element would go.
+        val am: Int
+        val bm: Int
+        if (aHi - aLo >= bHi - bLo) {
+            am = aLo + ((aHi - aLo) ushr 1)
+            bm = lowerBound(fromBuffer, bLo, bHi, am)
+        } else {
+            bm = bLo + ((bHi - bLo) ushr 1)
+            am = lowerBound(fromBuffer, aLo, aHi, bm)
+        }
+        val rightTo = to + (am - aLo) + (bm - bLo)
+        forkAndRun({ mergeRange(fromBuffer, am, aHi, bm, bHi, rightTo) }, here = { mergeRange(fromBuffer, aLo, am, bLo, bm, to) })
+    }
+
+    /** Forks each of [forked] onto this worker's deque (or runs it here if the pool is stopping), runs [here], joins them newest first. */
+    private fun forkAndRun(vararg forked: () -> Unit, here: () -> Unit) {
+        val w = Thread.currentThread() as Worker
+        val tasks = arrayOfNulls<ForkedTask<Unit>>(forked.size)
+        var pushed = 0
+        for (f in forked) {
+            val t = ForkedTask(Callable(f))
+            if (w.pushFork(t)) {
+                w.counters.countLoopSplit()
+                tasks[pushed++] = t
+            } else {
+                f()
+            }
+        }
+        here()
+        // An error here (out of memory in the buffer's pass) is the caller's; joins first, so nothing runs on after it.
+        var failure: Throwable? = null
+        while (pushed > 0) {
+            try {
+                tasks[--pushed]!!.join()
+            } catch (e: Throwable) {
+                if (failure == null) failure = e else failure.addSuppressed(e)
+            }
+        }
+        failure?.let { throw it }
+    }
+
+    internal companion object {
+        /** No leaf is cut smaller than this: below it a fork costs more than it saves. */
+        const val MIN_LEAF = 1 shl 13
+
+        /** Merges up to this many elements run in one piece. */
+        const val MERGE_LEAF = 1 shl 16
+    }
+}
+
+/** [ParallelMergeSort] of an `IntArray`. */
+internal class IntMergeSort(private val a: IntArray) : ParallelMergeSort(a.size) {
+    private var buffer: IntArray = a
+
+    override fun allocateBuffer() {
+        buffer = IntArray(a.size)
+    }
+
+    override fun sortLeaf(lo: Int, hi: Int) = java.util.Arrays.sort(a, lo, hi)
+
+    override fun lowerBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int {
+        val src = if (fromBuffer) buffer else a
+        val key = src[keyAt]
+        var l = lo
+        var h = hi
+        while (l < h) {
+            val m = (l + h) ushr 1
+            if (src[m] < key) l = m + 1 else h = m
+        }
+        return l
+    }
+
+    override fun merge(fromBuffer: Boolean, aLo: Int, aHi: Int, bLo: Int, bHi: Int, to: Int) {
+        val src = if (fromBuffer) buffer else a
+        val dst = if (fromBuffer) a else buffer
+        var i = aLo
+        var j = bLo
+        var k = to
+        while (i < aHi && j < bHi) {
+            val x = src[i]
+            val y = src[j]
+            if (y < x) { dst[k++] = y; j++ } else { dst[k++] = x; i++ }
+        }
+        if (i < aHi) System.arraycopy(src, i, dst, k, aHi - i)
+        if (j < bHi) System.arraycopy(src, j, dst, k, bHi - j)
+    }
+}
+
+/** [ParallelMergeSort] of a `LongArray`. */
+internal class LongMergeSort(private val a: LongArray) : ParallelMergeSort(a.size) {
+    private var buffer: LongArray = a
+
+    override fun allocateBuffer() {
+        buffer = LongArray(a.size)
+    }
+
+    override fun sortLeaf(lo: Int, hi: Int) = java.util.Arrays.sort(a, lo, hi)
+
+    override fun lowerBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int {
+        val src = if (fromBuffer) buffer else a
+        val key = src[keyAt]
+        var l = lo
+        var h = hi
+        while (l < h) {
+            val m = (l + h) ushr 1
+            if (src[m] < key) l = m + 1 else h = m
+        }
+        return l
+    }
+
+    override fun merge(fromBuffer: Boolean, aLo: Int, aHi: Int, bLo: Int, bHi: Int, to: Int) {
+        val src = if (fromBuffer) buffer else a
+        val dst = if (fromBuffer) a else buffer
+        var i = aLo
+        var j = bLo
+        var k = to
+        while (i < aHi && j < bHi) {
+            val x = src[i]
+            val y = src[j]
+            if (y < x) { dst[k++] = y; j++ } else { dst[k++] = x; i++ }
+        }
+        if (i < aHi) System.arraycopy(src, i, dst, k, aHi - i)
+        if (j < bHi) System.arraycopy(src, j, dst, k, bHi - j)
+    }
+}
