@@ -119,7 +119,7 @@ public suspend inline fun <T, R> List<T>.parallelMap(crossinline transform: (T) 
  * range returns `initial()`. Where it runs, failures (of [initial], [operation] or [combine]),
  * cancellation and nesting are as for [parallelForEach].
  */
-public suspend inline fun <R> IntRange.parallelFold(
+public suspend inline fun <reified R> IntRange.parallelFold(
     crossinline initial: () -> R,
     crossinline operation: (R, Int) -> R,
     crossinline combine: (R, R) -> R,
@@ -130,8 +130,36 @@ public suspend inline fun <R> IntRange.parallelFold(
         object : RangeLoop() {
             override fun newAccumulator(): Any? = initial()
 
+            // R is reified so that an accumulator of Long, Int or Double stays a primitive across
+            // a block: a loop-carried boxed value costs an allocation per index, which the JIT
+            // cannot remove (the sum of squares ran 7 x slower than a plain loop that way).
+            private val primitive = when {
+                null is R -> 0
+                R::class == Long::class -> 1
+                R::class == Int::class -> 2
+                R::class == Double::class -> 3
+                else -> 0
+            }
+
+            @Suppress("UNCHECKED_CAST")
             override fun runBlock(acc: Any?, from: Int, count: Int): Any? {
-                @Suppress("UNCHECKED_CAST")
+                when (primitive) {
+                    1 -> {
+                        var r = acc as Long
+                        for (k in 0 until count) r = operation(r as R, from + k) as Long
+                        return r
+                    }
+                    2 -> {
+                        var r = acc as Int
+                        for (k in 0 until count) r = operation(r as R, from + k) as Int
+                        return r
+                    }
+                    3 -> {
+                        var r = acc as Double
+                        for (k in 0 until count) r = operation(r as R, from + k) as Double
+                        return r
+                    }
+                }
                 var r = acc as R
                 for (k in 0 until count) r = operation(r, from + k)
                 return r

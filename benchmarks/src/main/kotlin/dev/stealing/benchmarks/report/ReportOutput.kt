@@ -78,6 +78,9 @@ class ReportOutput(
             val parts = listOfNotNull(vs("default", 1.0, "Default"), best?.let { vs(it, 1.1, "best peer, $it") })
             return verdictText(metric, ex, parts)
         }
+        if (LoopWorkloads.isLoop(metric) && ex == "stealing") {
+            return verdictText(metric, ex, LoopWorkloads.targets(metric).mapNotNull { (peer, limit, name) -> vs(peer, limit, name) })
+        }
         val vs: List<Verdict?> = when (metric to ex) {
             "fib-coroutines" to "stealing" -> listOf(vs("default", 0.6, "Default"))
             "fib-coroutines" to "stealing-inline" -> listOf(vs("default", 0.35, "Default"))
