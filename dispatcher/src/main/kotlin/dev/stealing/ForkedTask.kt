@@ -120,7 +120,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
                 // A waiter moved NOT_DONE to WAITING before it took the monitor and re-checked
                 // (waitUntilDone): notifying under the monitor cannot fall between its re-check
                 // and its wait().
-                if (r === WAITING) synchronized(this) { (this as Object).notifyAll() }
+                if (r === WAITING) synchronized(this) { monitor().notifyAll() }
                 return true
             }
         }
@@ -284,7 +284,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
                     val left = if (deadline == Long.MAX_VALUE) 0L else deadline - System.nanoTime()
                     if (deadline != Long.MAX_VALUE && left <= 0) return false
                     try {
-                        if (deadline == Long.MAX_VALUE) (this as Object).wait() else TimeUnit.NANOSECONDS.timedWait(this, left)
+                        if (deadline == Long.MAX_VALUE) monitor().wait() else TimeUnit.NANOSECONDS.timedWait(this, left)
                     } catch (e: InterruptedException) {
                         if (interruptible) throw e
                         interrupted = true
@@ -296,6 +296,12 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
             if (interrupted) Thread.currentThread().interrupt()
         }
     }
+
+    // This task is its own monitor (waitUntilDone, complete). Object.wait and notifyAll are
+    // reachable from Kotlin only through java.lang.Object, which Kotlin maps to Any and warns
+    // about; this is the one place that names it.
+    @Suppress("PLATFORM_CLASS_MAPPED_TO_KOTLIN")
+    private fun monitor(): java.lang.Object = this as java.lang.Object
 
     override fun toString(): String {
         val r = result()

@@ -12,6 +12,7 @@ import java.util.concurrent.Callable
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
+import kotlin.coroutines.CoroutineContext
 
 /** These tests keep work queued behind blocked workers on purpose: no starvation injection. */
 private val noInjection = StealingOptions(starvationInterval = Duration.ZERO)
@@ -59,10 +60,13 @@ class CancellationSpec : FunSpec({
             val elapsedMs = runBlocking {
                 withContext(d) {
                     val scope = Job()
+                    // The children belong to `scope`, not to this coroutine, on purpose: passed
+                    // as a CoroutineContext, not through launch's deprecated Job overload.
+                    val inScope: CoroutineContext = scope
                     val gate = CountDownLatch(1)
                     // Occupy both workers so the children stay queued, then cancel them all.
-                    val blockers = List(2) { launch(scope) { gate.await() } }
-                    repeat(n) { launch(scope) { started.incrementAndGet() } }
+                    val blockers = List(2) { launch(inScope) { gate.await() } }
+                    repeat(n) { launch(inScope) { started.incrementAndGet() } }
                     val t0 = System.nanoTime()
                     scope.cancel(CancellationException("stop"))
                     gate.countDown()

@@ -40,7 +40,7 @@ class LockPool(
         synchronized(queue) {
             if (shutdown) throw RejectedExecutionException("$name is shut down")
             queue.addLast(command)
-            if (threadsWaiting > 0) (queue as Object).notify()
+            if (threadsWaiting > 0) monitorOf(queue).notify()
         }
     }
 
@@ -62,7 +62,7 @@ class LockPool(
                     if (shutdown) return
                     threadsWaiting++
                     try {
-                        (queue as Object).wait()
+                        monitorOf(queue).wait()
                     } catch (_: InterruptedException) {
                         // shutdownNow(): re-check the queue and the shutdown flag
                     } finally {
@@ -83,7 +83,7 @@ class LockPool(
     override fun shutdown() {
         synchronized(queue) {
             shutdown = true
-            (queue as Object).notifyAll()
+            monitorOf(queue).notifyAll()
         }
     }
 
@@ -91,7 +91,7 @@ class LockPool(
         shutdown = true
         val left = queue.toList()
         queue.clear()
-        (queue as Object).notifyAll()
+        monitorOf(queue).notifyAll()
         left
     }
 

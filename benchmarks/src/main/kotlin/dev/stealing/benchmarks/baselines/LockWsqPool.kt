@@ -64,12 +64,12 @@ class LockWsqPool(
         if (worker != null && worker.pool === this) {
             if (shutdown) throw RejectedExecutionException("$name is shut down")
             worker.wsq.localPush(command)
-            if (threadsWaiting > 0) synchronized(queue) { (queue as Object).notify() }
+            if (threadsWaiting > 0) synchronized(queue) { monitorOf(queue).notify() }
         } else {
             synchronized(queue) {
                 if (shutdown) throw RejectedExecutionException("$name is shut down")
                 queue.addLast(command)
-                if (threadsWaiting > 0) (queue as Object).notify()
+                if (threadsWaiting > 0) monitorOf(queue).notify()
             }
         }
     }
@@ -96,7 +96,7 @@ class LockWsqPool(
                             if (shutdown) return // drained: every queue was empty after shutdown
                             threadsWaiting++
                             try {
-                                (queue as Object).wait(LOST_WAKEUP_TIMEOUT_MS)
+                                monitorOf(queue).wait(LOST_WAKEUP_TIMEOUT_MS)
                             } catch (_: InterruptedException) {
                                 // shutdownNow(): look again
                             } finally {
@@ -113,7 +113,7 @@ class LockWsqPool(
                 }
             }
             try {
-                task!!.run()
+                task.run()
             } catch (e: Throwable) {
                 val t = Thread.currentThread()
                 t.uncaughtExceptionHandler.uncaughtException(t, e)
@@ -133,7 +133,7 @@ class LockWsqPool(
     override fun shutdown() {
         synchronized(queue) {
             shutdown = true
-            (queue as Object).notifyAll()
+            monitorOf(queue).notifyAll()
         }
     }
 
@@ -145,7 +145,7 @@ class LockWsqPool(
             queue.clear()
         }
         for (q in wsQueues) while (true) left.add(q.trySteal() ?: break)
-        synchronized(queue) { (queue as Object).notifyAll() }
+        synchronized(queue) { monitorOf(queue).notifyAll() }
         return left
     }
 

@@ -1,4 +1,4 @@
-package dev.stealing.consumer
+package com.example
 
 import dev.stealing.StealingDispatcher
 import dev.stealing.awaitInline
@@ -7,12 +7,12 @@ import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 
-// Compiled, not run, by samples/pom.xml (execution old-kotlin-consumer) with
-// -language-version/-api-version ${kotlin.consumer.version} (2.1): the library's main API,
-// used as a Kotlin consumer on the oldest supported compiler would use it. Keep it to the
-// stable core of the API, so API work elsewhere rarely needs to touch it.
+// The library used from a project on the oldest supported Kotlin: compiler 2.2.0 and
+// kotlin-stdlib 2.2.20 (see pom.xml). Keep it to the stable core of the API, so API work
+// elsewhere rarely needs to touch it. `--check` prints nothing unless a result is wrong.
 
 suspend fun fib(n: Int): Int = if (n < 2) n else coroutineScope {
     val left = async { fib(n - 1) }
@@ -26,4 +26,12 @@ suspend fun consumer(): Long = StealingDispatcher(parallelism = 2, name = "consu
     fair.close()
     withContext(pool.affinity("key")) { fib(10) }
     total + withContext(StealingDispatcher) { fib(5) } + pool.stats().parallelism
+}
+
+fun main(args: Array<String>) {
+    val result = runBlocking { consumer() }
+    val stdlib = KotlinVersion.CURRENT
+    check(result == 5050L + 5 + 2) { "consumer() returned $result" }
+    check(stdlib.isAtLeast(2, 2, 20)) { "running on kotlin-stdlib $stdlib, older than 2.2.20" }
+    if ("--check" !in args) println("$result, on kotlin-stdlib $stdlib")
 }
