@@ -39,7 +39,7 @@ import kotlin.coroutines.coroutineContext
  * ```
  *
  * **No grain size to tune.** The range is split on demand (lazy binary splitting): a worker runs
- * its piece in blocks of at most 256 indices and, whenever its own queue is empty, offers the
+ * its piece in blocks of at most 4,096 indices and, whenever its own queue is empty, offers the
  * upper half of what it has left to the other workers. On a pool whose other workers are busy
  * (or a pool of one) the loop costs about what a plain `for` loop costs; when workers are idle,
  * pieces are split and stolen until all are busy.
@@ -58,7 +58,7 @@ import kotlin.coroutines.coroutineContext
  * added to it as suppressed.
  *
  * **Cancellation.** Cancelling the caller stops the loop the same way: within one block of
- * [action] calls (at most 256) per running piece; this then throws the caller's
+ * [action] calls (at most 4,096) per running piece; this then throws the caller's
  * `CancellationException`.
  *
  * **Nesting.** [action] may run another loop (the Java form [StealingDispatcher.parallelFor], for
@@ -175,8 +175,8 @@ public suspend inline fun <reified R> IntRange.parallelFold(
 
 /**
  * Sorts this array in ascending order, in parallel on a [StealingDispatcher]: a merge sort whose
- * pieces (about four per worker, each sorted with `java.util.Arrays.sort`) and merges run on
- * every worker. It needs a buffer as long as the array; an array of up to 8,192 elements, or a
+ * pieces (two per worker, each sorted with `java.util.Arrays.sort`) and merges run on every
+ * worker. It needs a buffer as long as the array; an array of up to 8,192 elements, or a
  * pool of one worker, is sorted in place with `Arrays.sort`. Where it runs is as for
  * [parallelForEach]. If the caller is cancelled, pieces not yet sorted are skipped and this
  * throws `CancellationException` with the array holding its same elements in an unspecified

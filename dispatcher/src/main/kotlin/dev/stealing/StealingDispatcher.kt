@@ -203,7 +203,7 @@ public class StealingDispatcher private constructor(
      * (as `ForkJoinTask.invoke`: an interrupt stays set for the caller to see afterwards), and a
      * worker of another pool waits as a blocked worker of its own pool.
      *
-     * If [body] throws, no new piece starts, running pieces stop within 256 indices, and once
+     * If [body] throws, no new piece starts, running pieces stop within 4,096 indices, and once
      * every started piece has ended the first exception is thrown (an unchecked exception as it
      * is), with later ones added to it as suppressed.
      *

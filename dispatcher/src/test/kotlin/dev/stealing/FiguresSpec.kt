@@ -23,8 +23,9 @@ import java.io.File
 //    (bold markers aside), the "x Default" or "x FJP" cell of that row in report.md (JDK 17) or
 //    report-temurin25.md (Temurin 25); "-" matches "-".
 // 2. Anywhere else in README.md, docs/java.md, docs/observability.md and docs/options.md (outside
-//    code blocks and code spans), a ratio is written as a link to the report it comes from, whose
-//    text is the figure and whose title names the cell:
+//    code blocks and code spans), a ratio is written as a link to the report it comes from (one of
+//    the full reports, or a committed report of some rows, such as benchmarks/results/loops.md),
+//    whose text is the figure and whose title names the cell:
 //      [0.12 x](benchmarks/results/report.md "x Default, stealing-forkjoin, fib(27), async per node")
 //    The title is "<column>, <executor>, <workload prefix>": column "x Default" or "x FJP" (the
 //    figure must equal that cell) or "target" (the figure must be one of the numbers in the row's
@@ -169,8 +170,17 @@ internal fun quotedRatioProblems(path: String, text: String, reportRows: Map<Str
     return problems
 }
 
+/**
+ * Every committed report a quote may cite: the two full reports, and the reports of a part of
+ * the rows (`--only`, e.g. `message-passing.md`, `loops.md`), each with the same table.
+ */
 private fun committedReports(): Map<String, List<ReportRow>> =
-    reportPaths.values.associateWith { parseReport(File(root, it).readText()) }
+    (File(root, "benchmarks/results").listFiles { f -> f.name.endsWith(".md") } ?: emptyArray())
+        .filter { f -> f.readLines().any { it.startsWith("| workload | executor |") } }
+        .map { "benchmarks/results/${it.name}" }
+        .plus(reportPaths.values)
+        .distinct()
+        .associateWith { parseReport(File(root, it).readText()) }
 
 class FiguresSpec : FunSpec({
     test("README.md has at most 300 lines") {

@@ -169,7 +169,7 @@ internal abstract class RangeLoop : CancellableLoop {
 
     internal companion object {
         /** The longest block between two checks for a split or a stop. */
-        const val MAX_BLOCK = 256
+        const val MAX_BLOCK = 4096
 
         /** Each split halves what a piece has left, of at most 2^32 indices. */
         private const val MAX_HALVES = 33
