@@ -138,7 +138,7 @@ class IdleControlBrokenModel : IdleControlLincheckModel() {
 }
 
 class IdleControlLincheckSpec : FunSpec({
-    fun options() = ModelCheckingOptions()
+    fun options() = loadTolerant(ModelCheckingOptions())
         .threads(3)
         .actorsPerThread(3)
         .iterations(10 * stressMultiplier) // random scenarios; the custom ones below run in every build

@@ -48,7 +48,7 @@ class SequentialFifo {
 
 class KeyedQueueSpec : FunSpec({
     test("model checking: producers against the single consumer") {
-        ModelCheckingOptions()
+        loadTolerant(ModelCheckingOptions())
             .threads(3)
             .actorsPerThread(3)
             .iterations(10 * stressMultiplier)

@@ -220,7 +220,7 @@ class SuspendForkJoinSpec : FunSpec({
     }
 
     test("take-back vs steal under Lincheck model checking: one claim per half") {
-        ModelCheckingOptions()
+        loadTolerant(ModelCheckingOptions())
             .threads(3)
             .actorsPerThread(3)
             .actorsBefore(2)

@@ -51,3 +51,21 @@ fun runWithin(timeoutMs: Long, block: () -> Unit) {
 
 /** Fair queue [q]'s row in [this] dispatcher's stats (its depth counts offers in progress too). */
 fun StealingDispatcher.statsOf(q: FairQueueDispatcher): FairQueueStats = stats().fairQueues.single { it.name == q.name }
+
+/**
+ * Lincheck options whose per-invocation hang detection allows for a busy machine: Lincheck
+ * reports "The execution has hung" when one invocation takes longer than its timeout (30 s by
+ * default), and beside other CPU-bound processes (a load of 10-13 on 2 cores) a model check of
+ * the timer heap or a forkJoin take-back crossed it without any hang. Five minutes still turns
+ * a real deadlock into a failure. The setter is not public API in Lincheck 3.7 (`timeoutMs` is
+ * protected, its builder internal), hence the reflection.
+ */
+fun <O : org.jetbrains.lincheck.datastructures.Options<*, *>> loadTolerant(options: O): O {
+    val setter = org.jetbrains.lincheck.datastructures.Options::class.java.getDeclaredMethod("setTimeoutMs", Long::class.javaPrimitiveType)
+    setter.isAccessible = true
+    setter.invoke(options, LINCHECK_INVOCATION_TIMEOUT_MS)
+    return options
+}
+
+/** See [loadTolerant]. */
+const val LINCHECK_INVOCATION_TIMEOUT_MS: Long = 300_000

@@ -275,7 +275,7 @@ class TimerHeapLincheckSpec : FunSpec({
         // Lincheck models the lock's internals, so each scenario is costly to explore: the
         // default build checks two threads, -Pstress three and many more scenarios.
         val full = stressMultiplier > 1
-        ModelCheckingOptions()
+        loadTolerant(ModelCheckingOptions())
             .threads(if (full) 3 else 2)
             .actorsPerThread(3)
             .actorsBefore(2)
@@ -286,7 +286,7 @@ class TimerHeapLincheckSpec : FunSpec({
     }
 
     test("model checking: an offer racing the owner's park deadline is taken in or wakes the owner (no lost wake-up)") {
-        ModelCheckingOptions()
+        loadTolerant(ModelCheckingOptions())
             .threads(2)
             .actorsPerThread(3)
             .actorsBefore(0)
@@ -297,7 +297,7 @@ class TimerHeapLincheckSpec : FunSpec({
     }
 
     test("stress: add, offer, remove, take offers and due timers, earliest, pending and close from three threads") {
-        StressOptions()
+        loadTolerant(StressOptions())
             .threads(3)
             .actorsPerThread(4)
             .actorsBefore(2)

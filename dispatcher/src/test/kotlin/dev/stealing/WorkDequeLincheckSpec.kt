@@ -72,7 +72,7 @@ class SequentialDeque {
 
 class WorkDequeLincheckSpec : FunSpec({
     test("model checking: owner push/pop/pollOldest/tryRemove/popIfNewest against two thieves") {
-        ModelCheckingOptions()
+        loadTolerant(ModelCheckingOptions())
             .threads(3)
             .actorsPerThread(4)
             .actorsBefore(3)
@@ -86,7 +86,7 @@ class WorkDequeLincheckSpec : FunSpec({
         // The interleaving the stress test once found beside two busy CPUs: tryRemove of the
         // oldest task lowers bottom to it, hiding the newer task from a concurrent thief, which
         // then read top == bottom and answered empty although a task stayed queued throughout.
-        ModelCheckingOptions()
+        loadTolerant(ModelCheckingOptions())
             .iterations(0) // only the scenario below
             .invocationsPerIteration(5_000)
             .addCustomScenario {
@@ -104,7 +104,7 @@ class WorkDequeLincheckSpec : FunSpec({
     }
 
     test("stress: owner push/pop/pollOldest/tryRemove/popIfNewest against two thieves") {
-        StressOptions()
+        loadTolerant(StressOptions())
             .threads(3)
             .actorsPerThread(5)
             .actorsBefore(3)
