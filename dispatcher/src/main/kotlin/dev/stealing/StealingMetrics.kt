@@ -79,6 +79,11 @@ public class StealingMetrics @JvmOverloads constructor(
 ) : MeterBinder {
     private val tags: Tags = Tags.of(tags).and("name", dispatcher.pool.name)
 
+    /**
+     * Registers this pool's meters (listed in the class documentation) in [registry].
+     *
+     * @param registry the registry to publish to.
+     */
     override fun bindTo(registry: MeterRegistry) {
         counter(registry, "executor.completed", BaseUnits.TASKS,
             "The approximate total number of tasks that have completed execution") { executed }
