@@ -755,6 +755,16 @@ public class JavadocStubs {
                     out.add(label == null ? pre : "<p><em>" + label + ":</em>\n" + pre);
                     continue;
                 }
+                if (trimmed.startsWith("|")) {
+                    flush(out, para, items);
+                    para.clear();
+                    items = null;
+                    List<String> rows = new ArrayList<>();
+                    for (; i < lines.length && lines[i].trim().startsWith("|"); i++) rows.add(lines[i].trim());
+                    i--;
+                    out.add(table(rows));
+                    continue;
+                }
                 if (trimmed.isEmpty()) {
                     flush(out, para, items);
                     para.clear();
@@ -783,11 +793,34 @@ public class JavadocStubs {
             StringBuilder sb = new StringBuilder();
             for (int k = 0; k < out.size(); k++) {
                 String block = out.get(k);
-                boolean ownBlock = block.startsWith("<ul>") || block.startsWith("<pre>") || block.startsWith("<p>");
+                boolean ownBlock = block.startsWith("<ul>") || block.startsWith("<pre>") || block.startsWith("<p>")
+                    || block.startsWith("<table");
                 if (k > 0) sb.append("\n\n").append(ownBlock ? "" : "<p>");
                 sb.append(block);
             }
             return sb.toString();
+        }
+
+        /** A Markdown table: a header row, a |---| row, the body rows. */
+        String table(List<String> rows) {
+            List<List<String>> cells = new ArrayList<>();
+            for (String row : rows) {
+                String r = row.substring(1, row.endsWith("|") ? row.length() - 1 : row.length());
+                List<String> cs = new ArrayList<>();
+                for (String c : r.split("\\|", -1)) cs.add(c.trim());
+                if (cs.stream().allMatch(c -> c.matches(":?-+:?"))) continue; // the separator row
+                cells.add(cs);
+            }
+            StringBuilder sb = new StringBuilder("<table class=\"striped\">\n<caption style=\"display:none\">")
+                .append(escapeText(String.join(", ", cells.get(0)))).append("</caption>\n<thead>\n<tr>");
+            for (String h : cells.get(0)) sb.append("<th scope=\"col\">").append(inline(h)).append("</th>");
+            sb.append("</tr>\n</thead>\n<tbody>");
+            for (List<String> row : cells.subList(1, cells.size())) {
+                sb.append("\n<tr>");
+                for (String c : row) sb.append("<td>").append(inline(c)).append("</td>");
+                sb.append("</tr>");
+            }
+            return sb.append("\n</tbody>\n</table>").toString();
         }
 
         void flush(List<String> out, List<String> para, List<StringBuilder> items) {

@@ -125,8 +125,10 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
         }
     }
 
+    /** Whether the task has completed: normally, with an exception, or cancelled. */
     override fun isDone(): Boolean = !isPending(result())
 
+    /** Whether the task was cancelled before it completed. */
     override fun isCancelled(): Boolean = (result() as? Failure)?.cancelled == true
 
     /**
@@ -303,6 +305,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
         }
     }
 
+    /** The task and its state, e.g. `ForkedTask@1b6d3586[completed normally]`. */
     override fun toString(): String {
         val r = result()
         val state = when {

@@ -16,6 +16,9 @@ import java.lang.ref.WeakReference
  * ```kotlin
  * StealingMetrics(pool, Tags.of("service", "search")).bindTo(registry)
  * ```
+ * ```java
+ * new StealingMetrics(pool, Tags.of("service", "search")).bindTo(registry);
+ * ```
  *
  * Every meter carries the tag `name` = the pool's name, plus [tags]. Where Micrometer's own
  * `ExecutorServiceMetrics` has a meter for the same thing (for `ThreadPoolExecutor`, or else
