@@ -26,19 +26,23 @@ import kotlin.coroutines.CoroutineContext
  * launch(clientB) { ... }                               // resumes go back to clientB's queue too
  * clientA.executor.execute { ... }                       // Java users
  * ```
+ * ```java
+ * FairQueueDispatcher clientA = pool.fairQueue("client-a");
+ * clientA.getExecutor().execute(() -> handle(request));
+ * ```
  *
  * [close] stops intake: later dispatches are rejected (a coroutine resumed here afterwards is
  * cancelled, as with kotlinx's executor dispatchers), queued work still runs, and the queue
  * leaves the rotation once drained. [cancelPending] discards the backlog instead.
- *
- * Internally the queue is in the pool's active list only while it has work, and yields up to
- * [weight] tasks per turn; the protocol and its proof are in `docs/parking.md` ("Fair queues").
  */
 public class FairQueueDispatcher internal constructor(
     private val pool: WorkStealingPool,
     /** The queue itself: the pool's engine of this fair queue. */
     private val queue: FairQueue,
 ) : ExecutorCoroutineDispatcher(), Delay {
+    // Internally the queue is in the pool's active list only while it has work, and yields up
+    // to `weight` tasks per turn; the protocol and its proof are in docs/parking.md ("Fair queues").
+
     /** The queue's name, shown in [toString] and [StealingStats.fairQueues]. */
     public val name: String get() = queue.name
 

@@ -33,9 +33,8 @@ import java.util.concurrent.TimeoutException
  * its own pool (another thread runs in its place), whichever pool the task belongs to; any
  * other thread simply blocks.
  *
- * Exactly-once: whoever runs the task first claims it with one CAS, so it never runs twice,
- * even if it is queued twice or [run] is called directly. [cancel] before it runs turns it
- * into a tombstone that completes without running the callable.
+ * Exactly-once: the task runs at most once, even if it is queued twice or [run] is called
+ * directly. [cancel] before it runs completes it as cancelled, and its callable is never called.
  *
  * Interrupts: a task created by the `submit`, `invokeAll` or `invokeAny` methods of
  * [StealingDispatcher.executor] is interrupted by `cancel(true)` while it runs, as a
@@ -43,16 +42,16 @@ import java.util.concurrent.TimeoutException
  * the thread runs next. A task created by [StealingDispatcher.fork] is never interrupted by
  * [cancel] (the rule of `ForkJoinTask`): a fork/join tree cancels by completion, not by
  * interrupting the threads that happen to run its parts.
- *
- * State: `result` holds NOT_DONE (or WAITING, once a thread is about to block on this task's
- * monitor) until a single CAS installs the value or a failure (as in `CompletableFuture`). The
- * completer notifies the monitor only if its CAS replaced WAITING. The claim: a forked task's
- * `callable` field holds the callable until a CAS claims it (null) or [cancel] drops it
- * ([DISCARDED]); a submitted task's holds an [InterruptibleCall] for good, whose own claim
- * word also records the running thread for `cancel(true)`. Three reference fields in all, so a
- * fork allocates one small object.
  */
 public class ForkedTask<T> internal constructor(callable: Callable<T>) : RunnableFuture<T> {
+    // State: `result` holds NOT_DONE (or WAITING, once a thread is about to block on this task's
+    // monitor) until a single CAS installs the value or a failure (as in `CompletableFuture`).
+    // The completer notifies the monitor only if its CAS replaced WAITING. The claim: a forked
+    // task's `callable` field holds the callable until a CAS claims it (null) or cancel drops it
+    // (DISCARDED); a submitted task's holds an InterruptibleCall for good, whose own claim word
+    // also records the running thread for `cancel(true)`. Three reference fields in all, so a
+    // fork allocates one small object.
+
     /**
      * The callable, until claimed (null) or dropped by [cancel] ([DISCARDED]); an
      * [InterruptibleCall] stays (it holds its own claim). Typed, so the fork path reads it
@@ -126,8 +125,10 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
         }
     }
 
+    /** Whether the task has completed: normally, with an exception, or cancelled. */
     override fun isDone(): Boolean = !isPending(result())
 
+    /** Whether the task was cancelled before it completed. */
     override fun isCancelled(): Boolean = (result() as? Failure)?.cancelled == true
 
     /**
@@ -136,6 +137,10 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
      * `invokeAll` or `invokeAny` is interrupted (the interrupt is cleared when it ends); a
      * forked one ([StealingDispatcher.fork]) is never interrupted, as with `ForkJoinTask`, and
      * runs to its end with its result discarded.
+     *
+     * @param mayInterruptIfRunning whether to interrupt the thread running a task created by
+     *   the executor's `submit`, `invokeAll` or `invokeAny`.
+     * @return true if this call cancelled the task, false if it had completed already.
      */
     override fun cancel(mayInterruptIfRunning: Boolean): Boolean {
         if (!complete(Failure(CancellationException("task was cancelled"), cancelled = true))) return false
@@ -187,6 +192,9 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
      * timeout is considered; a zero or negative [timeout] means "do not wait" and throws
      * [TimeoutException] if the task is not done. Inlining and helping happen as in [join];
      * helping starts no new task after the deadline (one already started runs to its end).
+     *
+     * @param timeout the longest time to wait, in [unit]s.
+     * @param unit the unit of [timeout].
      */
     @Throws(InterruptedException::class, ExecutionException::class, TimeoutException::class)
     override fun get(timeout: Long, unit: TimeUnit): T {
@@ -303,6 +311,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
     @Suppress("PLATFORM_CLASS_MAPPED_TO_KOTLIN")
     private fun monitor(): java.lang.Object = this as java.lang.Object
 
+    /** The task and its state, e.g. `ForkedTask@1b6d3586[completed normally]`. */
     override fun toString(): String {
         val r = result()
         val state = when {
@@ -332,6 +341,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
          * }
          * ```
          *
+         * @param task the task to call; its result completes the returned [ForkedTask].
          * @throws IllegalStateException if the calling thread is not a worker of a
          *   [StealingDispatcher]: fork onto a pool with `pool.fork(task)` there (the shared pool:
          *   `StealingDispatcher.getShared().fork(task)`, in Kotlin `StealingDispatcher.fork(task)`).

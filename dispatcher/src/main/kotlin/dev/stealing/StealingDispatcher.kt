@@ -58,11 +58,6 @@ import kotlin.coroutines.CoroutineContext
  * own executor dispatchers (the job's `CancellationException` has as its cause a
  * [RejectedExecutionException] naming the pool: `StealingDispatcher 'compute' is closed`),
  * [executor] throws [RejectedExecutionException], and [fairQueue] [IllegalStateException].
- *
- * @param parallelism number of worker threads (started lazily), at least 1; defaults to the
- *   number of available processors.
- * @param name prefix of the worker threads' names and of [toString]; must not be blank.
- * @param options tuning and behaviour; see [StealingOptions].
  */
 public class StealingDispatcher private constructor(
     internal val pool: WorkStealingPool,
@@ -70,9 +65,14 @@ public class StealingDispatcher private constructor(
 ) : ExecutorCoroutineDispatcher(), Delay {
 
     /**
-     * Creates an isolated pool. See the class documentation for the parameters.
+     * Creates an isolated pool, with its own threads and queues; close it when done.
      *
-     * @throws IllegalArgumentException if [parallelism] is out of range or [name] is blank.
+     * @param parallelism number of worker threads (started lazily), at least 1; defaults to the
+     *   number of available processors.
+     * @param name prefix of the worker threads' names and of [toString]; must not be blank;
+     *   defaults to `stealing`.
+     * @param options tuning and behaviour; defaults to [StealingOptions.DEFAULT].
+     * @throws IllegalArgumentException if `parallelism` is out of range or `name` is blank.
      */
     @JvmOverloads
     public constructor(
@@ -134,6 +134,7 @@ public class StealingDispatcher private constructor(
      * on the global queue. [ForkedTask.join] runs it inline if it is still queued locally. Code
      * running in a task of this pool can fork without the pool at hand: [ForkedTask.fork].
      *
+     * @param task the task to call; its result completes the returned [ForkedTask].
      * @throws RejectedExecutionException if the pool is shut down.
      */
     public fun <T> fork(task: Callable<T>): ForkedTask<T> = executorService.fork(task)
@@ -155,6 +156,8 @@ public class StealingDispatcher private constructor(
      * workers. It holds nothing of its own (it is a view of the pool, as `limitedParallelism`
      * is), so it can be had from a closed pool too; a coroutine dispatched through it then is
      * cancelled, as on the closed pool itself.
+     *
+     * @param key the key; work of keys that are `equals` runs on the same worker.
      */
     public fun affinity(key: Any): CoroutineDispatcher = AffinityDispatcher(pool, key)
 
@@ -162,6 +165,8 @@ public class StealingDispatcher private constructor(
      * The Executor form of [affinity]: tasks executed through it run on the one worker that
      * serves [key], one at a time, in order. Throws [RejectedExecutionException] after the pool
      * is shut down; a failure goes to the pool's exception handler.
+     *
+     * @param key the key; work of keys that are `equals` runs on the same worker.
      */
     public fun affinityExecutor(key: Any): Executor = AffinityDispatcher(pool, key)
 
@@ -352,6 +357,7 @@ public class StealingDispatcher private constructor(
          * `ForkJoinPool.managedBlock(blocker)` (which compensates on a `ForkJoinPool` and just
          * runs the blocker elsewhere).
          *
+         * @param blocker the blocking operation.
          * @throws InterruptedException if `blocker.block()` does.
          */
         @JvmStatic

@@ -58,21 +58,40 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
     /** The one implementation (the interface is sealed). */
     private val impl: PoolExecutorService get() = this as PoolExecutorService
 
-    /** Queues [command] itself (no wrapper, no allocation). */
+    /**
+     * Queues [command] itself (no wrapper, no allocation).
+     *
+     * @param command the task to run.
+     */
     override fun execute(command: Runnable): Unit = impl.executeTask(command)
 
-    /** Queues [task]; its [ForkedTask] is interrupted by `cancel(true)` while it runs. */
+    /**
+     * Queues [task]; its [ForkedTask] is interrupted by `cancel(true)` while it runs.
+     *
+     * @param task the task to call; its result completes the returned [ForkedTask].
+     */
     override fun <T> submit(task: Callable<T>): ForkedTask<T> = impl.submitTask(task)
 
-    /** Queues [task]; its [ForkedTask] completes with null and is interrupted by `cancel(true)` while it runs. */
+    /**
+     * Queues [task]; its [ForkedTask] completes with null and is interrupted by `cancel(true)` while it runs.
+     *
+     * @param task the task to run.
+     */
     override fun submit(task: Runnable): ForkedTask<*> = impl.submitTask(task, null)
 
-    /** Queues [task]; its [ForkedTask] completes with [result] and is interrupted by `cancel(true)` while it runs. */
+    /**
+     * Queues [task]; its [ForkedTask] completes with [result] and is interrupted by `cancel(true)` while it runs.
+     *
+     * @param task the task to run.
+     * @param result the value the returned [ForkedTask] completes with once [task] has run.
+     */
     override fun <T> submit(task: Runnable, result: T): ForkedTask<T> = impl.submitTask(task, result)
 
     /**
      * Runs [tasks] and waits until all are done; returns their [ForkedTask]s in the order of
      * [tasks]. From Java the result is a `List<ForkedTask<T>>` too.
+     *
+     * @param tasks the tasks to call.
      */
     override fun <T> invokeAll(tasks: Collection<Callable<T>>): List<ForkedTask<T>> = impl.invokeAllTasks(tasks)
 
@@ -80,16 +99,28 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * Runs [tasks] and waits until all are done or [timeout] passes, then cancels (with
      * interrupt) those not done; returns their [ForkedTask]s in the order of [tasks]. A zero or
      * negative [timeout] does not wait.
+     *
+     * @param tasks the tasks to call.
+     * @param timeout the longest time to wait, in [unit]s.
+     * @param unit the unit of [timeout].
      */
     override fun <T> invokeAll(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): List<ForkedTask<T>> =
         impl.invokeAllTasks(tasks, timeout, unit)
 
-    /** Runs [tasks] until one completes normally and returns its result; cancels the others. */
+    /**
+     * Runs [tasks] until one completes normally and returns its result; cancels the others.
+     *
+     * @param tasks the tasks to call.
+     */
     override fun <T> invokeAny(tasks: Collection<Callable<T>>): T = impl.invokeAnyTask(tasks)
 
     /**
      * Runs [tasks] until one completes normally or [timeout] passes; returns that result and
      * cancels the others. A zero or negative [timeout] does not wait.
+     *
+     * @param tasks the tasks to call.
+     * @param timeout the longest time to wait, in [unit]s.
+     * @param unit the unit of [timeout].
      */
     override fun <T> invokeAny(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): T =
         impl.invokeAnyTask(tasks, timeout, unit)
@@ -97,6 +128,9 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
     /**
      * Runs [command] after [delay] (zero or negative: now) on a worker of the pool.
      *
+     * @param command the task to run.
+     * @param delay the time from now to the run, in [unit]s.
+     * @param unit the unit of [delay].
      * @throws RejectedExecutionException if the pool is shut down.
      */
     override fun schedule(command: Runnable, delay: Long, unit: TimeUnit): ScheduledFuture<*> =
@@ -106,6 +140,9 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * Calls [callable] after [delay] (zero or negative: now) on a worker of the pool; the
      * future holds its result.
      *
+     * @param callable the task to call.
+     * @param delay the time from now to the call, in [unit]s.
+     * @param unit the unit of [delay].
      * @throws RejectedExecutionException if the pool is shut down.
      */
     override fun <V> schedule(callable: Callable<V>, delay: Long, unit: TimeUnit): ScheduledFuture<V> =
@@ -116,6 +153,10 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * (a late run is followed at once by the next, never two at a time), until cancelled, it
      * throws, or the pool is shut down.
      *
+     * @param command the task to run.
+     * @param initialDelay the time from now to the first run, in [unit]s.
+     * @param period the time from the start of one run to the start of the next, in [unit]s.
+     * @param unit the unit of [initialDelay] and [period].
      * @throws IllegalArgumentException if [period] is zero or negative.
      * @throws RejectedExecutionException if the pool is shut down.
      */
@@ -126,6 +167,10 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * Runs [command] first after [initialDelay], then [delay] after the end of each run, until
      * cancelled, it throws, or the pool is shut down.
      *
+     * @param command the task to run.
+     * @param initialDelay the time from now to the first run, in [unit]s.
+     * @param delay the time from the end of one run to the start of the next, in [unit]s.
+     * @param unit the unit of [initialDelay] and [delay].
      * @throws IllegalArgumentException if [delay] is zero or negative.
      * @throws RejectedExecutionException if the pool is shut down.
      */
@@ -136,6 +181,9 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * Waits until the pool has terminated or [timeout] passes; a zero or negative [timeout]
      * does not wait (it answers [isTerminated]).
      *
+     * @param timeout the longest time to wait, in [unit]s.
+     * @param unit the unit of [timeout].
+     * @return whether the pool has terminated.
      * @throws IllegalStateException when called from a task of this pool, which would wait
      *   for itself.
      */

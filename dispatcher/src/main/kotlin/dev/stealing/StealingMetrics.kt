@@ -16,6 +16,9 @@ import java.lang.ref.WeakReference
  * ```kotlin
  * StealingMetrics(pool, Tags.of("service", "search")).bindTo(registry)
  * ```
+ * ```java
+ * new StealingMetrics(pool, Tags.of("service", "search")).bindTo(registry);
+ * ```
  *
  * Every meter carries the tag `name` = the pool's name, plus [tags]. Where Micrometer's own
  * `ExecutorServiceMetrics` has a meter for the same thing (for `ThreadPoolExecutor`, or else
@@ -79,6 +82,11 @@ public class StealingMetrics @JvmOverloads constructor(
 ) : MeterBinder {
     private val tags: Tags = Tags.of(tags).and("name", dispatcher.pool.name)
 
+    /**
+     * Registers this pool's meters (listed in the class documentation) in [registry].
+     *
+     * @param registry the registry to publish to.
+     */
     override fun bindTo(registry: MeterRegistry) {
         counter(registry, "executor.completed", BaseUnits.TASKS,
             "The approximate total number of tasks that have completed execution") { executed }

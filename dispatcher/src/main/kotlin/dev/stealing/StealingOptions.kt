@@ -228,6 +228,9 @@ public fun interface TaskExceptionHandler {
     /**
      * Called on the worker thread that ran [task] (or on the thread that rejected it) with the
      * exception [exception]. Exceptions thrown from here are ignored; the worker lives on.
+     *
+     * @param task the task that threw, or that was rejected.
+     * @param exception what it threw, or the rejection.
      */
     public fun handleException(task: Runnable, exception: Throwable)
 }

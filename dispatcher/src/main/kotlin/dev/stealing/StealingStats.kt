@@ -168,6 +168,11 @@ public class StealingStats internal constructor(
             PARTIAL,
         }
 
+        /**
+         * Whether [other] is a [Pinning] with the same mode, CPUs and reason.
+         *
+         * @param other the object to compare with.
+         */
         override fun equals(other: Any?): Boolean =
             other is Pinning && mode == other.mode && cpus == other.cpus && reason == other.reason
 
