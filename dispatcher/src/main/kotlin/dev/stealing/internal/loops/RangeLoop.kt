@@ -76,9 +76,6 @@ internal abstract class RangeLoop : CancellableLoop {
         stopped = true
     }
 
-    /** Whether a failure or [cancel] stopped the loop. */
-    fun isStopped(): Boolean = stopped
-
     /**
      * Runs the whole range `lo until hi` from here, splitting it onto [pool]'s workers if this
      * thread is one of them (null: never split), and returns its accumulator; throws the first
@@ -152,7 +149,7 @@ internal abstract class RangeLoop : CancellableLoop {
     }
 
     /** Records [e]: the first failure, or suppressed into it; stops the loop. */
-    fun fail(e: Throwable) {
+    private fun fail(e: Throwable) {
         if (!FAILURE.compareAndSet(this, null, e)) {
             val first = failure!!
             if (first !== e) first.addSuppressed(e) // Throwable's own lock guards its list
