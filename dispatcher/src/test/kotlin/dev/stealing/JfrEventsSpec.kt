@@ -1,6 +1,7 @@
 package dev.stealing
 
 import dev.stealing.internal.jvm.StealEvent
+import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainAll
 import io.kotest.matchers.shouldBe
@@ -12,30 +13,40 @@ import java.util.concurrent.CountDownLatch
 import java.util.concurrent.CyclicBarrier
 import java.util.concurrent.TimeUnit
 
+/** The events of the first test: their names, which [JfrLateStartMain] looks for too. */
+private val STEAL_PARK_UNPARK_FAILURE = listOf("dev.stealing.Steal", "dev.stealing.Park", "dev.stealing.Unpark", "dev.stealing.TaskFailure")
+
+/**
+ * Runs a 2-worker pool named [name] through steals, parks, wake-ups and a task failure: 20 times
+ * one task forks another and waits for it at a barrier, so the idle worker is woken (unpark) and
+ * must steal it; between rounds both workers park. Then a task throws.
+ */
+internal fun stealParkUnparkAndFail(name: String) {
+    StealingDispatcher(2, name, StealingOptions(spinRounds = 0, exceptionHandler = { _, _ -> })).use { d ->
+        repeat(20) {
+            val barrier = CyclicBarrier(2)
+            val done = CountDownLatch(2)
+            d.executor.execute {
+                d.executor.execute { barrier.await(10, TimeUnit.SECONDS); done.countDown() }
+                barrier.await(10, TimeUnit.SECONDS)
+                done.countDown()
+            }
+            check(done.await(10, TimeUnit.SECONDS)) { "round $it did not finish" }
+            val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5)
+            while (d.stats().idleThreads < 2 && System.nanoTime() < deadline) Thread.sleep(1)
+        }
+        d.executor.execute { throw IllegalStateException("recorded") }
+    }
+}
+
 class JfrEventsSpec : FunSpec({
     test("a JFR recording contains the pool's steal, park, unpark and task-failure events") {
-        val names = listOf("dev.stealing.Steal", "dev.stealing.Park", "dev.stealing.Unpark", "dev.stealing.TaskFailure")
+        val names = STEAL_PARK_UNPARK_FAILURE
         val file = Files.createTempFile("stealing", ".jfr")
         Recording().use { recording ->
             names.forEach { recording.enable(it).withThreshold(java.time.Duration.ZERO) }
             recording.start()
-            StealingDispatcher(2, "jfr", StealingOptions(spinRounds = 0, exceptionHandler = { _, _ -> })).use { d ->
-                repeat(20) {
-                    // One task forks another and waits for it at a barrier: the idle worker is
-                    // woken (unpark) and must steal it; between rounds both workers park.
-                    val barrier = CyclicBarrier(2)
-                    val done = CountDownLatch(2)
-                    d.executor.execute {
-                        d.executor.execute { barrier.await(10, TimeUnit.SECONDS); done.countDown() }
-                        barrier.await(10, TimeUnit.SECONDS)
-                        done.countDown()
-                    }
-                    done.await(10, TimeUnit.SECONDS) shouldBe true
-                    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5)
-                    while (d.stats().idleThreads < 2 && System.nanoTime() < deadline) Thread.sleep(1)
-                }
-                d.executor.execute { throw IllegalStateException("recorded") }
-            }
+            stealParkUnparkAndFail("jfr")
             recording.stop()
             recording.dump(file)
         }
@@ -99,9 +110,52 @@ class JfrEventsSpec : FunSpec({
         (late[0].getLong("lateness") >= TimeUnit.MILLISECONDS.toNanos(20)) shouldBe true
     }
 
+    test("a pool does not set up JFR before a recording starts, and records its events once one starts later") {
+        // Fresh JVM: the class-loading log shows whether the pool loaded an event class (which
+        // sets up JFR's Java side, 250 ms and more, on a worker in its first steal).
+        val java = ProcessHandle.current().info().command().orElse("java")
+        val p = ProcessBuilder(java, "-Xlog:class+load=info:stdout", "-cp", System.getProperty("java.class.path"), JfrLateStartMain::class.java.name)
+            .redirectErrorStream(true).start()
+        val lines = p.inputStream.bufferedReader().readLines()
+        p.waitFor(60, TimeUnit.SECONDS) shouldBe true
+        val marker = lines.indexOf(JfrLateStartMain.RECORDING_STARTS)
+        withClue(lines.takeLast(20).joinToString("\n")) { (marker > 0) shouldBe true }
+        val beforeRecording = lines.subList(0, marker).filter {
+            it.contains("jdk.jfr.internal.MetadataRepository") || it.contains("dev.stealing.internal.jvm.") && it.contains("Event ")
+        }
+        beforeRecording shouldBe emptyList()
+        lines.filter { it.startsWith("recorded: ") } shouldBe listOf("recorded: ${STEAL_PARK_UNPARK_FAILURE.joinToString()}")
+    }
+
     test("the events carry the pool's name and show up under the category 'Stealing Dispatcher'") {
         val type = jdk.jfr.EventType.getEventType(StealEvent::class.java)
         type.categoryNames shouldBe listOf("Stealing Dispatcher")
         type.fields.map { it.name } shouldContainAll listOf("pool", "thief", "victim")
     }
 })
+
+/**
+ * Run in a fresh JVM by [JfrEventsSpec]: a pool steals, parks, wakes and fails a task with no
+ * recording; then a recording starts and the same again is recorded. Prints
+ * [RECORDING_STARTS] between the two and, last, the event names the recording holds.
+ */
+object JfrLateStartMain {
+    const val RECORDING_STARTS = "-- recording starts --"
+
+    @JvmStatic
+    fun main(args: Array<String>) {
+        stealParkUnparkAndFail("before-jfr")
+        println(RECORDING_STARTS)
+        val file = Files.createTempFile("stealing-late-start", ".jfr")
+        Recording().use { recording ->
+            STEAL_PARK_UNPARK_FAILURE.forEach { recording.enable(it).withThreshold(java.time.Duration.ZERO) }
+            recording.start()
+            stealParkUnparkAndFail("after-jfr")
+            recording.stop()
+            recording.dump(file)
+        }
+        val seen = RecordingFile.readAllEvents(file).map { it.eventType.name }.toSet()
+        Files.deleteIfExists(file)
+        println("recorded: " + STEAL_PARK_UNPARK_FAILURE.filter { it in seen }.joinToString())
+    }
+}

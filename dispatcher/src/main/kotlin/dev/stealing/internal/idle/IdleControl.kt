@@ -2,6 +2,7 @@ package dev.stealing.internal.idle
 
 import dev.stealing.internal.jvm.UnparkEvent
 import dev.stealing.internal.jvm.fieldHandle
+import dev.stealing.internal.jvm.jfrStarted
 import java.lang.invoke.VarHandle
 import java.util.concurrent.locks.LockSupport
 
@@ -331,6 +332,7 @@ internal class IdleControl(
 
     private fun wake(node: IdleNode) {
         LockSupport.unpark(node.thread) // after the state CAS; the sleeper re-checks its state around park()
+        if (!jfrStarted()) return
         val event = UnparkEvent()
         if (event.isEnabled) {
             event.pool = poolName

@@ -3,6 +3,7 @@ package dev.stealing.internal.jvm
 import jdk.jfr.Category
 import jdk.jfr.Description
 import jdk.jfr.Event
+import jdk.jfr.FlightRecorder
 import jdk.jfr.Label
 import jdk.jfr.Name
 import jdk.jfr.StackTrace
@@ -14,7 +15,20 @@ import jdk.jfr.StackTrace
  * committed is not allocated once escape analysis has seen it. Record them with
  * `-XX:StartFlightRecording` or `jcmd <pid> JFR.start`, view them with `jfr print --categories
  * "Stealing Dispatcher" file.jfr` or JDK Mission Control.
+ *
+ * No event class is touched before JFR has started ([jfrStarted]): loading the first one sets up
+ * JFR's Java side, about 250 ms on an idle 2-core machine and over a second on a busy one. Without
+ * the gate that happened on a worker in its first steal, holding the task it had just stolen, and
+ * a fresh pool's first burst of work ran on one worker meanwhile.
  */
+
+/**
+ * Whether JFR has started in this JVM (a recording was created by `-XX:StartFlightRecording`,
+ * `jcmd JFR.start` or `jdk.jfr.Recording`), so that an event could be recorded; a read of one
+ * static field. Before that, no recording can enable an event, and JFR's set-up cost is not ours
+ * to pay. Event classes first loaded after a recording started are registered with it then.
+ */
+internal fun jfrStarted(): Boolean = FlightRecorder.isInitialized()
 
 /** A worker took a task from another worker's deque. */
 @Name("dev.stealing.Steal")

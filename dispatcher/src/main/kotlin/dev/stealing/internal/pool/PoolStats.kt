@@ -4,6 +4,7 @@ import dev.stealing.StealingStats
 import dev.stealing.internal.idle.BlockState
 import dev.stealing.internal.idle.idleCount
 import dev.stealing.internal.jvm.TaskFailureEvent
+import dev.stealing.internal.jvm.jfrStarted
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.WorkerCounters
 import java.util.concurrent.atomic.LongAdder
@@ -86,13 +87,15 @@ internal class PoolStats(private val pool: WorkStealingPool) {
      */
     fun reportFailure(task: Runnable, e: Throwable) {
         if (Thread.currentThread() !is Worker) externalFailed.increment()
-        val event = TaskFailureEvent()
-        if (event.isEnabled) {
-            event.pool = pool.name
-            event.taskClass = task.javaClass.name
-            event.exceptionClass = e.javaClass.name
-            event.message = e.message
-            event.commit()
+        if (jfrStarted()) {
+            val event = TaskFailureEvent()
+            if (event.isEnabled) {
+                event.pool = pool.name
+                event.taskClass = task.javaClass.name
+                event.exceptionClass = e.javaClass.name
+                event.message = e.message
+                event.commit()
+            }
         }
         try {
             val handler = pool.options.exceptionHandler

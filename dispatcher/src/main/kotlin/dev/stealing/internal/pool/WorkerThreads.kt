@@ -2,6 +2,7 @@ package dev.stealing.internal.pool
 
 import dev.stealing.internal.jvm.ThreadInjectionEvent
 import dev.stealing.internal.jvm.ThreadRetirementEvent
+import dev.stealing.internal.jvm.jfrStarted
 import dev.stealing.internal.worker.Worker
 import java.util.concurrent.TimeUnit
 import java.util.function.Consumer
@@ -60,7 +61,7 @@ internal class WorkerThreads(private val pool: WorkStealingPool) {
             if (lifecycle.isTerminated()) monitor?.wakeToExit() // it may have been started for this worker
             throw e
         }
-        if (w.isExtra) {
+        if (w.isExtra && jfrStarted()) {
             val event = ThreadInjectionEvent()
             if (event.isEnabled) {
                 event.pool = pool.name
@@ -92,7 +93,7 @@ internal class WorkerThreads(private val pool: WorkStealingPool) {
         if (lifecycle.isStopping()) lifecycle.rejectLeftovers(w)
         val quiesced = lifecycle.locked { lifecycle.workerExitedLocked(w, retiredIdle) }
         if (quiesced) lifecycle.wakeAllForExit()
-        if (retiredIdle) {
+        if (retiredIdle && jfrStarted()) {
             val event = ThreadRetirementEvent()
             if (event.isEnabled) {
                 event.pool = pool.name

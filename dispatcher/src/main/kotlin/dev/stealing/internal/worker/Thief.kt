@@ -2,6 +2,7 @@ package dev.stealing.internal.worker
 
 import dev.stealing.ForkedTask
 import dev.stealing.internal.jvm.StealEvent
+import dev.stealing.internal.jvm.jfrStarted
 import dev.stealing.internal.queue.StealResult
 import dev.stealing.internal.queue.WorkDeque
 
@@ -150,16 +151,21 @@ internal class Thief(private val worker: Worker) {
         if (task != null) {
             me.counters.countSteal()
             if (task is ForkedTask<*>) task.stolenBy = me
-            val event = StealEvent()
-            if (event.isEnabled) {
-                event.pool = pool.name
-                event.thief = me.index
-                event.victim = victim.index
-                event.victimQueueLeft = victim.queuedTasks()
-                event.commit()
-            }
+            if (jfrStarted()) recordSteal(victim)
         }
         return result
+    }
+
+    /** The JFR event of a successful steal from [victim] (JFR has started). */
+    private fun recordSteal(victim: Worker) {
+        val event = StealEvent()
+        if (event.isEnabled) {
+            event.pool = pool.name
+            event.thief = worker.index
+            event.victim = victim.index
+            event.victimQueueLeft = victim.queuedTasks()
+            event.commit()
+        }
     }
 
     private fun nextRandom(): Int {

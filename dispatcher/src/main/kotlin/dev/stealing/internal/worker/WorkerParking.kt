@@ -3,6 +3,7 @@ package dev.stealing.internal.worker
 import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.parkWhileIdle
 import dev.stealing.internal.jvm.ParkEvent
+import dev.stealing.internal.jvm.jfrStarted
 
 /**
  * A worker going idle and being woken, over the pool's [IdleControl] (push idle, fence,
@@ -68,8 +69,8 @@ internal class WorkerParking(private val worker: Worker) {
      * Returns false if it retired.
      */
     fun awaitWakeUp(): Boolean {
-        val event = ParkEvent()
-        event.begin()
+        val event = if (jfrStarted()) ParkEvent() else null // a park under way when JFR starts is not recorded
+        event?.begin()
         val keepAlive = if (worker.isExtra) pool.keepAliveNanos else Long.MAX_VALUE
         when (pool.idle.parkWhileIdle(worker.idleNode, keepAlive, pool, hasOwnWork, nanosToOwnDeadline)) {
             IdleControl.PARK_CLAIMED_BEFORE -> return true
@@ -81,7 +82,7 @@ internal class WorkerParking(private val worker: Worker) {
         }
         worker.counters.countPark()
         worker.counters.countWakeup()
-        if (event.shouldCommit()) {
+        if (event != null && event.shouldCommit()) {
             event.pool = pool.name
             event.worker = worker.index
             event.commit()

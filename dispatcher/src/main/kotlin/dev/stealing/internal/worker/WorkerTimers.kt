@@ -1,6 +1,7 @@
 package dev.stealing.internal.worker
 
 import dev.stealing.internal.jvm.LateTimerEvent
+import dev.stealing.internal.jvm.jfrStarted
 import dev.stealing.internal.timer.Timer
 
 /**
@@ -88,6 +89,7 @@ internal class WorkerTimers(private val worker: Worker) {
      * batch and flood the recording), counting the late batches it stands for.
      */
     private fun reportLateTimers(first: Timer, lateNanos: Long, n: Int, now: Long) {
+        if (!jfrStarted()) return
         val event = LateTimerEvent()
         if (!event.isEnabled) return
         if (lastLateEventAt != 0L && now - lastLateEventAt < LATE_TIMER_NANOS) {
