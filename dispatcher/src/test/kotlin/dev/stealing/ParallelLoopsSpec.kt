@@ -24,40 +24,65 @@ import java.util.concurrent.atomic.AtomicIntegerArray
 import java.util.concurrent.atomic.AtomicLong
 import kotlin.random.Random
 
-class ParallelLoopsSpec : FunSpec({
-    /** Every index of a ledger ran exactly once: the first index that did not, or -1. */
-    fun firstNotOnce(ledger: AtomicIntegerArray): Int {
-        for (i in 0 until ledger.length()) if (ledger.get(i) != 1) return i
-        return -1
-    }
+/** Every index of a ledger ran exactly once: the first index that did not, or -1. */
+private fun firstNotOnce(ledger: AtomicIntegerArray): Int {
+    for (i in 0 until ledger.length()) if (ledger.get(i) != 1) return i
+    return -1
+}
 
+/**
+ * [rounds] runs of `parallelForEach` over 10M indices on a pool of [parallelism] workers, each
+ * index counted in a ledger; the body's cost is uneven, so pieces end at different times and
+ * are stolen mid-way. Null if every index ran exactly once and the stats add up (no splits on
+ * one worker, some on more; one piece per split plus the root), else what went wrong.
+ */
+internal fun loopLedgerFailure(parallelism: Int, rounds: Int): String? {
+    val d = StealingDispatcher(parallelism, "loop-ledger-$parallelism")
+    try {
+        val n = 10_000_000
+        repeat(rounds) { round ->
+            val ledger = AtomicIntegerArray(n)
+            val before = d.stats()
+            runBlocking(d) {
+                (0 until n).parallelForEach { i ->
+                    ledger.incrementAndGet(i)
+                    if (i % 4096 == 0) spin(2_000)
+                }
+            }
+            val bad = firstNotOnce(ledger)
+            if (bad >= 0) return "round $round: index $bad ran ${ledger.get(bad)} times"
+            val after = d.stats()
+            val splits = after.loopSplits - before.loopSplits
+            val pieces = after.loopPieces - before.loopPieces
+            if (parallelism == 1 && splits != 0L) return "round $round: $splits splits on one worker"
+            if (parallelism > 1 && splits == 0L) return "round $round: no split on $parallelism workers"
+            if (pieces != splits + 1) return "round $round: $pieces pieces for $splits splits"
+        }
+        return null
+    } finally {
+        d.close()
+    }
+}
+
+class ParallelLoopsSpec : FunSpec({
     for (parallelism in listOf(1, 2, 4)) {
         test("parallelForEach over 10M indices runs each exactly once, on $parallelism worker(s), while the workers steal") {
-            val d = StealingDispatcher(parallelism, "loop-ledger-$parallelism")
-            try {
-                val n = 10_000_000
-                repeat(2 * stressMultiplier) { round ->
-                    val ledger = AtomicIntegerArray(n)
-                    val before = d.stats()
-                    runBlocking(d) {
-                        // Uneven cost, so that pieces finish at different times and are stolen mid-way.
-                        (0 until n).parallelForEach { i ->
-                            ledger.incrementAndGet(i)
-                            if (i % 4096 == 0) spin(2_000)
-                        }
-                    }
-                    val bad = firstNotOnce(ledger)
-                    withClue("round $round: index $bad ran ${if (bad >= 0) ledger.get(bad) else 0} times") { bad shouldBe -1 }
-                    val after = d.stats()
-                    val splits = after.loopSplits - before.loopSplits
-                    if (parallelism == 1) splits shouldBe 0L else (splits > 0) shouldBe true
-                    (after.loopPieces - before.loopPieces) shouldBe splits + 1 // the root and one piece per split
-                }
-            } finally {
-                d.close()
-            }
+            loopLedgerFailure(parallelism, 2 * stressMultiplier) shouldBe null
         }
     }
+
+    test("the same ledger on one CPU: 2 and 4 workers, in a JVM that taskset confines to one CPU")
+        .config(enabledIf = { java.io.File("/usr/bin/taskset").canExecute() || java.io.File("/bin/taskset").canExecute() }) {
+            // One CPU: the workers interleave only where the OS preempts them, which reaches
+            // interleavings that two CPUs seldom produce (a piece preempted between its
+            // stopped-check and its block, a thief preempted inside a steal).
+            val java = ProcessHandle.current().info().command().orElse("java")
+            val p = ProcessBuilder("taskset", "-c", "0", java, "-cp", System.getProperty("java.class.path"), OneCpuLoopLedgerMain::class.java.name)
+                .redirectErrorStream(true).start()
+            val out = p.inputStream.bufferedReader().readText()
+            p.waitFor(300, TimeUnit.SECONDS) shouldBe true
+            out.trim() shouldBe "cpus=1 ok"
+        }
 
     test("the Java form runs each index exactly once from outside the pool, from a worker, and nested") {
         val d = StealingDispatcher(2, "loop-java")
@@ -414,3 +439,12 @@ class ParallelLoopsSpec : FunSpec({
         }
     }
 })
+
+/** Run by [ParallelLoopsSpec] under `taskset -c 0`: the 10M ledger on 2 and 4 workers sharing one CPU. */
+object OneCpuLoopLedgerMain {
+    @JvmStatic
+    fun main(args: Array<String>) {
+        val failures = listOf(2, 4).mapNotNull { p -> loopLedgerFailure(p, 2 * stressMultiplier)?.let { "$p workers: $it" } }
+        println("cpus=${Runtime.getRuntime().availableProcessors()} " + if (failures.isEmpty()) "ok" else failures.joinToString("; "))
+    }
+}
