@@ -72,7 +72,13 @@ public suspend inline fun IntRange.parallelForEach(crossinline action: (Int) -> 
         first, last,
         object : RangeLoop() {
             override fun runBlock(acc: Any?, from: Int, count: Int): Any? {
-                for (k in 0 until count) action(from + k)
+                val end = from + count
+                for (i in from until end) action(i)
+                return null
+            }
+
+            override fun runLastIndex(acc: Any?): Any? {
+                action(Int.MAX_VALUE)
                 return null
             }
         },
@@ -94,7 +100,8 @@ public suspend inline fun <T, R> List<T>.parallelMap(crossinline transform: (T) 
         0, items.size - 1,
         object : RangeLoop() {
             override fun runBlock(acc: Any?, from: Int, count: Int): Any? {
-                for (k in from until from + count) out[k] = transform(items[k])
+                val end = from + count
+                for (i in from until end) out[i] = transform(items[i])
                 return null
             }
         },
@@ -141,29 +148,35 @@ public suspend inline fun <reified R> IntRange.parallelFold(
                 else -> 0
             }
 
+            // The loops run `i` from `from` until `end` (not `from + k` for k below `count`): the
+            // JIT compiles that form 10-20% faster (docs/loops.md, "The block loop").
             @Suppress("UNCHECKED_CAST")
             override fun runBlock(acc: Any?, from: Int, count: Int): Any? {
+                val end = from + count
                 when (primitive) {
                     1 -> {
                         var r = acc as Long
-                        for (k in 0 until count) r = operation(r as R, from + k) as Long
+                        for (i in from until end) r = operation(r as R, i) as Long
                         return r
                     }
                     2 -> {
                         var r = acc as Int
-                        for (k in 0 until count) r = operation(r as R, from + k) as Int
+                        for (i in from until end) r = operation(r as R, i) as Int
                         return r
                     }
                     3 -> {
                         var r = acc as Double
-                        for (k in 0 until count) r = operation(r as R, from + k) as Double
+                        for (i in from until end) r = operation(r as R, i) as Double
                         return r
                     }
                 }
                 var r = acc as R
-                for (k in 0 until count) r = operation(r, from + k)
+                for (i in from until end) r = operation(r, i)
                 return r
             }
+
+            @Suppress("UNCHECKED_CAST")
+            override fun runLastIndex(acc: Any?): Any? = operation(acc as R, Int.MAX_VALUE)
 
             @Suppress("UNCHECKED_CAST")
             override fun combine(left: Any?, right: Any?): Any? = combine(left as R, right as R)

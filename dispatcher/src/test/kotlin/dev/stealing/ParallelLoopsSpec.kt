@@ -167,6 +167,15 @@ class ParallelLoopsSpec : FunSpec({
                 bottom shouldBe (0L..100_000L).sum()
                 d.parallelFor(Int.MAX_VALUE - 10, Int.MAX_VALUE) { seen += it }
                 seen.size shouldBe 11
+                // The index Int.MAX_VALUE runs apart from its block: alone, and after others, for
+                // each accumulator kind.
+                val last = ConcurrentHashMap.newKeySet<Int>()
+                (Int.MAX_VALUE..Int.MAX_VALUE).parallelForEach { last += it }
+                last shouldBe setOf(Int.MAX_VALUE)
+                (Int.MAX_VALUE..Int.MAX_VALUE).parallelFold({ 0 }, { s, i -> s + (i - Int.MAX_VALUE + 1) }, Int::plus) shouldBe 1
+                (Int.MAX_VALUE - 2..Int.MAX_VALUE).parallelFold({ 0.0 }, { s, i -> s + (Int.MAX_VALUE - i) }, Double::plus) shouldBe 3.0
+                val tail = (Int.MAX_VALUE - 2..Int.MAX_VALUE).parallelFold({ mutableListOf<Int>() }, { l, i -> l.add(i); l }, { a, b -> a.addAll(b); a })
+                tail shouldBe listOf(Int.MAX_VALUE - 2, Int.MAX_VALUE - 1, Int.MAX_VALUE)
             }
         } finally {
             d.close()

@@ -63,9 +63,22 @@ internal abstract class RangeLoop : CancellableLoop {
     @PublishedApi
     internal open fun newAccumulator(): Any? = null
 
-    /** Runs the [count] indices from [from] on [acc] and returns the new accumulator; `from + count - 1` never passes Int.MAX_VALUE. */
+    /**
+     * Runs the [count] indices from [from] on [acc] and returns the new accumulator. `from +
+     * count` never passes Int.MAX_VALUE, so a block can loop `from until from + count`; the
+     * index Int.MAX_VALUE itself goes to [runLastIndex].
+     */
     @PublishedApi
     internal abstract fun runBlock(acc: Any?, from: Int, count: Int): Any?
+
+    /**
+     * Runs the index Int.MAX_VALUE on [acc] (after [runBlock] ran the indices before it) and
+     * returns the new accumulator. Only a range that reaches Int.MAX_VALUE calls it: a loop
+     * whose ranges cannot (a list's indices, Java's exclusive end) keeps this default.
+     */
+    @PublishedApi
+    internal open fun runLastIndex(acc: Any?): Any? =
+        throw IllegalStateException("${javaClass.name} cannot run the index Int.MAX_VALUE")
 
     /** Combines the accumulator of a range with that of the range right after it. */
     @PublishedApi
@@ -118,7 +131,7 @@ internal abstract class RangeLoop : CancellableLoop {
                     }
                 }
                 val n = minOf(block.toLong(), end - i).toInt()
-                acc = runBlock(acc, i.toInt(), n)
+                acc = if (i + n <= Int.MAX_VALUE) runBlock(acc, i.toInt(), n) else runLastIndex(runBlock(acc, i.toInt(), n - 1))
                 i += n
                 if (block < MAX_BLOCK) block = block shl 1
                 if (stopped) break
