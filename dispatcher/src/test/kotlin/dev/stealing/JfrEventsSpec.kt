@@ -39,20 +39,26 @@ internal fun stealParkUnparkAndFail(name: String) {
     }
 }
 
-class JfrEventsSpec : FunSpec({
-    test("a JFR recording contains the pool's steal, park, unpark and task-failure events") {
-        val names = STEAL_PARK_UNPARK_FAILURE
-        val file = Files.createTempFile("stealing", ".jfr")
+/** Runs [block] under a new recording of the events [names] (no threshold); the names of the events recorded. */
+internal fun recordedEventNames(names: List<String>, block: () -> Unit): Set<String> {
+    val file = Files.createTempFile("stealing", ".jfr")
+    try {
         Recording().use { recording ->
             names.forEach { recording.enable(it).withThreshold(java.time.Duration.ZERO) }
             recording.start()
-            stealParkUnparkAndFail("jfr")
+            block()
             recording.stop()
             recording.dump(file)
         }
-        val seen = RecordingFile.readAllEvents(file).map { it.eventType.name }.toSet()
+        return RecordingFile.readAllEvents(file).map { it.eventType.name }.toSet()
+    } finally {
         Files.deleteIfExists(file)
-        seen shouldContainAll names
+    }
+}
+
+class JfrEventsSpec : FunSpec({
+    test("a JFR recording contains the pool's steal, park, unpark and task-failure events") {
+        recordedEventNames(STEAL_PARK_UNPARK_FAILURE) { stealParkUnparkAndFail("jfr") } shouldContainAll STEAL_PARK_UNPARK_FAILURE
     }
 
     test("a JFR recording contains thread injection and retirement events") {
@@ -146,16 +152,7 @@ object JfrLateStartMain {
     fun main(args: Array<String>) {
         stealParkUnparkAndFail("before-jfr")
         println(RECORDING_STARTS)
-        val file = Files.createTempFile("stealing-late-start", ".jfr")
-        Recording().use { recording ->
-            STEAL_PARK_UNPARK_FAILURE.forEach { recording.enable(it).withThreshold(java.time.Duration.ZERO) }
-            recording.start()
-            stealParkUnparkAndFail("after-jfr")
-            recording.stop()
-            recording.dump(file)
-        }
-        val seen = RecordingFile.readAllEvents(file).map { it.eventType.name }.toSet()
-        Files.deleteIfExists(file)
+        val seen = recordedEventNames(STEAL_PARK_UNPARK_FAILURE) { stealParkUnparkAndFail("after-jfr") }
         println("recorded: " + STEAL_PARK_UNPARK_FAILURE.filter { it in seen }.joinToString())
     }
 }
