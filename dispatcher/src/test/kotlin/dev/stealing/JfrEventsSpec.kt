@@ -119,11 +119,7 @@ class JfrEventsSpec : FunSpec({
     test("a pool does not set up JFR before a recording starts, and records its events once one starts later") {
         // Fresh JVM: the class-loading log shows whether the pool loaded an event class (which
         // sets up JFR's Java side, 250 ms and more, on a worker in its first steal).
-        val java = ProcessHandle.current().info().command().orElse("java")
-        val p = ProcessBuilder(java, "-Xlog:class+load=info:stdout", "-cp", System.getProperty("java.class.path"), JfrLateStartMain::class.java.name)
-            .redirectErrorStream(true).start()
-        val lines = p.inputStream.bufferedReader().readLines()
-        p.waitFor(60, TimeUnit.SECONDS) shouldBe true
+        val lines = runInFreshJvm(JfrLateStartMain::class.java, jvmArgs = listOf("-Xlog:class+load=info:stdout"))
         val marker = lines.indexOf(JfrLateStartMain.RECORDING_STARTS)
         withClue(lines.takeLast(20).joinToString("\n")) { (marker > 0) shouldBe true }
         val beforeRecording = lines.subList(0, marker).filter {

@@ -76,12 +76,7 @@ class ParallelLoopsSpec : FunSpec({
             // One CPU: the workers interleave only where the OS preempts them, which reaches
             // interleavings that two CPUs seldom produce (a piece preempted between its
             // stopped-check and its block, a thief preempted inside a steal).
-            val java = ProcessHandle.current().info().command().orElse("java")
-            val p = ProcessBuilder("taskset", "-c", "0", java, "-cp", System.getProperty("java.class.path"), OneCpuLoopLedgerMain::class.java.name)
-                .redirectErrorStream(true).start()
-            val out = p.inputStream.bufferedReader().readText()
-            p.waitFor(300, TimeUnit.SECONDS) shouldBe true
-            out.trim() shouldBe "cpus=1 ok"
+            runInFreshJvm(OneCpuLoopLedgerMain::class.java, launcher = listOf("taskset", "-c", "0")) shouldBe listOf("cpus=1 ok")
         }
 
     test("the Java form runs each index exactly once from outside the pool, from a worker, and nested") {

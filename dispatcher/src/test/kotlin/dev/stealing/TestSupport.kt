@@ -1,5 +1,9 @@
 package dev.stealing
 
+import io.kotest.assertions.fail
+import java.nio.file.Files
+import java.util.concurrent.TimeUnit
+
 /** Size multiplier for stress tests: 1 normally, larger under `-Pstress`. */
 val stressMultiplier: Int = System.getProperty("stress.multiplier", "1").toIntOrNull() ?: 1
 
@@ -21,6 +25,28 @@ fun eventually(timeoutMs: Long, condition: () -> Boolean): Boolean {
         Thread.sleep(5)
     }
     return condition()
+}
+
+/**
+ * Runs [main]'s `main` in a fresh JVM on this test's class path ([jvmArgs] before the class
+ * name; [launcher], such as `taskset -c 0`, before `java`) and returns its output lines, stdout
+ * and stderr together. Fails, killing it, if it has not ended within [timeoutSeconds]: a hang
+ * becomes a failure, not a stuck build.
+ */
+fun runInFreshJvm(main: Class<*>, jvmArgs: List<String> = emptyList(), launcher: List<String> = emptyList(), timeoutSeconds: Long = 300): List<String> {
+    val javaCommand = ProcessHandle.current().info().command().orElse("java")
+    val log = Files.createTempFile("fresh-jvm", ".log")
+    try {
+        val command = launcher + javaCommand + jvmArgs + listOf("-cp", System.getProperty("java.class.path"), main.name)
+        val p = ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start()
+        if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+            p.destroyForcibly()
+            fail("${main.simpleName} did not end within $timeoutSeconds s; the last of its output: ${Files.readAllLines(log).takeLast(20)}")
+        }
+        return Files.readAllLines(log)
+    } finally {
+        Files.deleteIfExists(log)
+    }
 }
 
 /** Busy-waits for [nanos] nanoseconds: a task with a known amount of CPU work. */

@@ -381,12 +381,7 @@ class TimerSpec : FunSpec({
     }
 
     test("the JVM never starts kotlinx's DefaultExecutor thread when every delay is on the pool") {
-        val java = ProcessHandle.current().info().command().orElse("java")
-        val p = ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), DelaysOnlyMain::class.java.name)
-            .redirectErrorStream(true).start()
-        val out = p.inputStream.bufferedReader().readText()
-        p.waitFor(60, TimeUnit.SECONDS).shouldBeTrue()
-        out.trim() shouldBe "no DefaultExecutor"
+        runInFreshJvm(DelaysOnlyMain::class.java) shouldBe listOf("no DefaultExecutor")
     }
 })
 

@@ -17,7 +17,7 @@ import jdk.jfr.StackTrace
  * "Stealing Dispatcher" file.jfr` or JDK Mission Control.
  *
  * No event class is touched before JFR has started ([jfrStarted]): loading the first one sets up
- * JFR's Java side, about 250 ms on an idle 2-core machine and over a second on a busy one. Without
+ * JFR's Java side, about 250 ms on an idle 2-core machine and more on a busy one. Without
  * the gate that happened on a worker in its first steal, holding the task it had just stolen, and
  * a fresh pool's first burst of work ran on one worker meanwhile.
  */
