@@ -6,6 +6,7 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainAll
 import io.kotest.matchers.shouldBe
 import jdk.jfr.Recording
+import jdk.jfr.consumer.RecordedEvent
 import jdk.jfr.consumer.RecordingFile
 import kotlinx.coroutines.launch
 import java.nio.file.Files
@@ -39,8 +40,12 @@ internal fun stealParkUnparkAndFail(name: String) {
     }
 }
 
-/** Runs [block] under a new recording of the events [names] (no threshold); the names of the events recorded. */
-internal fun recordedEventNames(names: List<String>, block: () -> Unit): Set<String> {
+/** The names of the events [recordedEvents] recorded. */
+internal fun recordedEventNames(names: List<String>, block: () -> Unit): Set<String> =
+    recordedEvents(names, block).map { it.eventType.name }.toSet()
+
+/** Runs [block] under a new recording of the events [names] (no threshold); the events recorded. */
+internal fun recordedEvents(names: List<String>, block: () -> Unit): List<RecordedEvent> {
     val file = Files.createTempFile("stealing", ".jfr")
     try {
         Recording().use { recording ->
@@ -50,7 +55,7 @@ internal fun recordedEventNames(names: List<String>, block: () -> Unit): Set<Str
             recording.stop()
             recording.dump(file)
         }
-        return RecordingFile.readAllEvents(file).map { it.eventType.name }.toSet()
+        return RecordingFile.readAllEvents(file)
     } finally {
         Files.deleteIfExists(file)
     }
@@ -63,10 +68,7 @@ class JfrEventsSpec : FunSpec({
 
     test("a JFR recording contains thread injection and retirement events") {
         val names = listOf("dev.stealing.ThreadInjection", "dev.stealing.ThreadRetirement")
-        val file = Files.createTempFile("stealing-inject", ".jfr")
-        Recording().use { recording ->
-            names.forEach { recording.enable(it).withThreshold(java.time.Duration.ZERO) }
-            recording.start()
+        val seen = recordedEventNames(names) {
             val options = StealingOptions(keepAlive = java.time.Duration.ofMillis(50), starvationInterval = java.time.Duration.ZERO)
             StealingDispatcher(1, "jfr-inject", options).use { d ->
                 // Two tasks that need each other on one worker: the marked wait injects a thread.
@@ -83,19 +85,12 @@ class JfrEventsSpec : FunSpec({
                 tasks.forEach { it.get(10, TimeUnit.SECONDS) }
                 eventually(10_000) { d.stats().retiredThreads >= 1 } shouldBe true
             }
-            recording.stop()
-            recording.dump(file)
         }
-        val seen = RecordingFile.readAllEvents(file).map { it.eventType.name }.toSet()
-        Files.deleteIfExists(file)
         seen shouldContainAll names
     }
 
     test("a timer fired late emits one LateTimer event for its batch, not one per timer") {
-        val file = Files.createTempFile("stealing-late", ".jfr")
-        Recording().use { recording ->
-            recording.enable("dev.stealing.LateTimer").withThreshold(java.time.Duration.ZERO)
-            recording.start()
+        val events = recordedEvents(listOf("dev.stealing.LateTimer")) {
             StealingDispatcher(1, "jfr-late").use { d ->
                 kotlinx.coroutines.runBlocking(d) {
                     // 20 timers on this worker, due in 1 ms, while it computes for 100 ms: the one
@@ -105,11 +100,8 @@ class JfrEventsSpec : FunSpec({
                     timers.forEach { it.join() }
                 }
             }
-            recording.stop()
-            recording.dump(file)
         }
-        val late = RecordingFile.readAllEvents(file).filter { it.eventType.name == "dev.stealing.LateTimer" }
-        Files.deleteIfExists(file)
+        val late = events.filter { it.eventType.name == "dev.stealing.LateTimer" }
         late.size shouldBe 1
         late[0].getString("pool") shouldBe "jfr-late"
         late[0].getInt("timers") shouldBe 20
