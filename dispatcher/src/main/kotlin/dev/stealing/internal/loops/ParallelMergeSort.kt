@@ -27,6 +27,11 @@ import java.util.concurrent.Callable
  * permutation of them), in an unspecified order.
  *
  * Forks are [ForkedTask]s on the worker's deque, joined newest first as in [RangeLoop].
+ *
+ * The element type lives only in the four kernels ([sortLeaf], [allocateBuffer], [merge],
+ * [lowerBound]), written out once per array type in [IntMergeSort] and [LongMergeSort]: the same
+ * text, because Kotlin has no generics over primitive arrays, and a kernel shared through boxed
+ * values or an accessor interface would cost a call or an allocation per element.
  */
 internal abstract class ParallelMergeSort(private val size: Int) : CancellableLoop {
     @Volatile private var stopped = false
