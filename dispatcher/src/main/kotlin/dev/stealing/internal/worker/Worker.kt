@@ -81,9 +81,11 @@ internal class Worker(
     var topLevelTasks = 0L
         private set
 
-    /** Owner only: nesting depth of tasks run inline or while helping a join ([nested]). */
-    var inlineDepth = 0
-        private set
+    /** Owner only: nesting depth of tasks run inline or while helping a join ([nested]), on a line of its own. */
+    private val nesting = NestingDepth()
+
+    /** Owner only: nesting depth of tasks run inline or while helping a join ([nested]); 0 in a top-level task. */
+    val inlineDepth: Int get() = nesting.depth
 
     /** The CPU this core worker is pinned to (`StealingOptions.pinThreads`), or -1. */
     @Volatile var pinnedCpu = -1
@@ -184,12 +186,12 @@ internal class Worker(
 
     /** For [nested] only. */
     fun enterNested() {
-        inlineDepth++
+        nesting.depth++
     }
 
     /** For [nested] only. */
     fun exitNested() {
-        inlineDepth--
+        nesting.depth--
     }
 
     /** Owner only: runs [task] nested in the current one (wait-inlining or helping). */
