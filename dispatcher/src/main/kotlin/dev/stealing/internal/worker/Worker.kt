@@ -81,7 +81,7 @@ internal class Worker(
     var topLevelTasks = 0L
         private set
 
-    /** Owner only: nesting depth of tasks run inline or while helping a join ([nested]), on a line of its own. */
+    /** Where [inlineDepth] is kept: on a cache line of its own ([NestingDepth] says why). */
     private val nesting = NestingDepth()
 
     /** Owner only: nesting depth of tasks run inline or while helping a join ([nested]); 0 in a top-level task. */
