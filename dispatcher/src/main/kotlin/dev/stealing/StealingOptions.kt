@@ -32,11 +32,14 @@ import kotlin.time.toKotlinDuration
  *   Executor path; null (default) reports to the worker thread's uncaught-exception handler.
  *   The worker survives either way. Coroutine failures follow kotlinx rules instead.
  * @property spinRounds how long a worker that has run out of work keeps looking before it
- *   parks, in units of 64 spin-waits: after one steal round it spins for `spinRounds x 64`
- *   spin-waits with steal rounds in between, further apart as the search goes on (64, 128,
- *   256, then every 512 spin-waits). Default 32: about 50 microseconds (measured times in
- *   docs/investigations/2026-11-24-spin-waits.md). Higher values trade idle CPU for wake-up
- *   latency; 0 parks right after one round.
+ *   parks, in steps of 64 spin-waits and one `Thread.yield()` (so a thread that needs the core
+ *   gets it): after one steal round it makes `spinRounds` steps with steal rounds in between,
+ *   further apart as the search goes on (after 1, 2, 4, then every 8 steps); a yield that
+ *   kept it off the core for more than 100 microseconds ends the search (other threads want
+ *   the core). Default 32: about 130 microseconds when the worker has a core to itself
+ *   (measured times in
+ *   docs/investigations/2026-11-28-a-searcher-that-yields.md). Higher values trade idle CPU for
+ *   wake-up latency; 0 parks right after one round.
  * @property globalCheckInterval every this many tasks a worker looks at the global queue and at
  *   the oldest task of its own deque or of its yield queue first, so none of them starves (default 61).
  * @property initialDequeCapacity initial ring size of each worker's deque; a power of two in

@@ -26,8 +26,9 @@ import dev.stealing.internal.queue.KeyedQueue
  *    half of its deque at once ([Thief.stealHalf]);
  * 5. it becomes a *searcher* and steals from the other workers ([Thief.scanOthers]): one round
  *    that leaves a victim's lone task to its owner, then more that leave it only while the
- *    victim keeps starting tasks, for `spinRounds` x 64 spin-waits, the rounds further apart as
- *    the search goes on (64, 128, 256, then 512 spin-waits);
+ *    victim keeps starting tasks, for `spinRounds` steps of 64 spin-waits and a
+ *    `Thread.yield()`, the rounds further apart as the search goes on (after 1, 2, 4, then
+ *    every 8 steps), or until a yield kept it off the core for over 100 us;
  * 6. it parks ([WorkerParking]: push idle, fence, re-scan, park); a core worker with pending
  *    timers parks no longer than until its earliest deadline.
  */
@@ -100,21 +101,35 @@ internal class WorkFinder(private val worker: Worker) {
             // count only spares producers a wake-up; parking does not depend on it.)
             thief.scanOthers(skipLoneTasks = spinRounds > 0)?.let { return it }
             pool.idle.beginSearch(w.idleNode)
-            // The search lasts spinRounds x SPIN_WAITS_PER_ROUND spin-waits, and the wait before each
-            // round doubles, up to MAX_SPIN_WAITS_PER_ROUND: each probe reads lines that busy
-            // victims write at every push, pop and task, so probing every 64 spin-waits slowed
-            // a coroutine hand-off on another worker (docs/investigations/2026-11-27-searcher-probes.md).
-            var spinWaitsLeft = spinRounds.toLong() * SPIN_WAITS_PER_ROUND
-            var waits = SPIN_WAITS_PER_ROUND
-            while (spinWaitsLeft > 0) {
-                val n = minOf(waits.toLong(), spinWaitsLeft)
-                for (k in 0 until n) Thread.onSpinWait()
-                spinWaitsLeft -= n
+            // The search is spinRounds steps of SPIN_WAITS_PER_STEP spin-waits, each step ended
+            // by a Thread.yield(), as rayon-core's idle rounds yield: with as many runnable
+            // threads as cores, a searcher that only spins holds a core that a woken thread
+            // needs (the caller of runBlocking taking the pool's result, or a worker another
+            // just woke) until the OS preempts it or the search ends. On a 2-vCPU Xeon VM that made
+            // 10-25% of the runs of a short coroutine job take 50-75 us, the length of a search,
+            // instead of 8-15 (docs/investigations/2026-11-28-a-searcher-that-yields.md).
+            // A steal round, whose probes read lines that busy victims write at every push, pop
+            // and task, comes after the first step, then after 2, 4, then every
+            // MAX_STEPS_BETWEEN_ROUNDS steps: probing after every step slowed a coroutine
+            // hand-off on another worker (docs/investigations/2026-11-27-searcher-probes.md).
+            var stepsLeft = spinRounds
+            var stepsBetweenRounds = 1
+            var stepsToRound = 1
+            while (stepsLeft > 0) {
+                for (k in 0 until SPIN_WAITS_PER_STEP) Thread.onSpinWait()
+                val beforeYield = System.nanoTime()
+                Thread.yield()
+                // Other threads want this core: stop searching and park, so that a push wakes a
+                // worker instead of waiting for this one to get the core back.
+                if (System.nanoTime() - beforeYield > CONTENDED_YIELD_NANOS) break
+                stepsLeft--
+                if (--stepsToRound > 0 && stepsLeft > 0) continue
                 thief.scanOthers()?.let { return it }
                 if (keyed != null) pollKeyed(keyed)?.let { return it }
                 timers.pollDueTimers()?.let { return it } // a stream of timers from outside comes due while it searches
                 timers.takeOthersDueTimers()?.let { return it }
-                waits = minOf(waits * 2, MAX_SPIN_WAITS_PER_ROUND)
+                stepsBetweenRounds = minOf(stepsBetweenRounds * 2, MAX_STEPS_BETWEEN_ROUNDS)
+                stepsToRound = stepsBetweenRounds
             }
             if (!w.parking.parkIdle()) return null
         }
@@ -222,10 +237,16 @@ internal class WorkFinder(private val worker: Worker) {
         /** Tasks taken from the global queue in one claim. */
         const val GLOBAL_BATCH = 32
 
-        /** Spin-waits before a search's first round (about 1.6 us), and the unit of `StealingOptions.spinRounds`. */
-        const val SPIN_WAITS_PER_ROUND = 64
+        /** Spin-waits in one step of a search (about 1.6 us), the unit of `StealingOptions.spinRounds`. */
+        const val SPIN_WAITS_PER_STEP = 64
 
-        /** Most spin-waits between two rounds of a search (the wait doubles from [SPIN_WAITS_PER_ROUND]). */
-        const val MAX_SPIN_WAITS_PER_ROUND = 512
+        /**
+         * A `Thread.yield()` in a search that takes longer than this gave the core to other
+         * threads for a while: the searcher parks (a yield with nobody to run costs about 3 us).
+         */
+        const val CONTENDED_YIELD_NANOS = 100_000L
+
+        /** Most steps between two steal rounds of a search (the gap doubles from 1). */
+        const val MAX_STEPS_BETWEEN_ROUNDS = 8
     }
 }
