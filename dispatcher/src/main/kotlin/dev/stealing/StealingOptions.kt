@@ -37,9 +37,8 @@ import kotlin.time.toKotlinDuration
  *   further apart as the search goes on (after 1, 2, 4, then every 8 steps); a yield that
  *   kept it off the core for more than 100 microseconds ends the search (other threads want
  *   the core). Default 32: about 130 microseconds when the worker has a core to itself
- *   (measured times in
- *   docs/investigations/2026-11-28-a-searcher-that-yields.md). Higher values trade idle CPU for
- *   wake-up latency; 0 parks right after one round.
+ *   (measured times in docs/investigations/2026-11-28-a-searcher-that-yields.md). Higher
+ *   values trade idle CPU for wake-up latency; 0 parks right after one round.
  * @property globalCheckInterval every this many tasks a worker looks at the global queue and at
  *   the oldest task of its own deque or of its yield queue first, so none of them starves (default 61).
  * @property initialDequeCapacity initial ring size of each worker's deque; a power of two in

@@ -242,7 +242,8 @@ internal class WorkFinder(private val worker: Worker) {
 
         /**
          * A `Thread.yield()` in a search that takes longer than this gave the core to other
-         * threads for a while: the searcher parks (a yield with nobody to run costs about 3 us).
+         * threads for a while: the searcher parks (a yield with nobody else to run cost about 2.5 us
+         * on a 2-vCPU VM).
          */
         const val CONTENDED_YIELD_NANOS = 100_000L
 
