@@ -72,6 +72,11 @@ class StealingMetricsSpec : FunSpec({
         runBlocking { withContext(pool) { fibInline(20) } } shouldBe 6765 // the README's async + awaitInline fib
         eventually(10_000) { pool.stats().let { it.idleThreads == it.threads } } shouldBe true
         m.counter("stealing.inlined") shouldBeGreaterThan 0.0
+        // A park is counted when its worker wakes: wake one of the idle workers with a task (a
+        // searcher that yields its core may not have parked and woken before this point).
+        val woken = CountDownLatch(1)
+        pool.executor.execute { woken.countDown() }
+        woken.await(10, TimeUnit.SECONDS) shouldBe true
         eventually(10_000) { m.counter("stealing.parks") > 0.0 } shouldBe true
         m.counterReads(pool, "stealing.inlined") { inlined }
         m.counterReads(pool, "executor.steals") { steals }
