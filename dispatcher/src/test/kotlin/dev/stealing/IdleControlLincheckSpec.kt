@@ -17,11 +17,14 @@ import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 
 /**
- * [IdleControl] alone, against a fake [IdleHost]: a queue that is just a count of tasks, and two
- * started workers whose loop is reduced to the steps the parking protocol is about. Producers
- * publish (an atomic add, as the claiming CAS of a global offer) and signal; each worker takes
- * a task if it can, and otherwise goes idle the way `Worker.parkIdle` does: push itself idle,
- * re-scan, wake itself if the re-scan saw work. A worker left idle stands for a parked thread:
+ * [IdleControl] alone, against a fake [IdleHost]: queues that are just counts of tasks (a global
+ * one and one deque per worker), and two started workers whose loop is reduced to the steps the
+ * parking protocol is about. Producers publish (an atomic add, as the claiming CAS of a global
+ * offer) and signal; worker 0 also forks while it runs, onto its own deque, signalling only when
+ * that deque was empty (as `WorkerHost.signalAfterFork`). Each worker takes a task if it can
+ * (its own deque first, then the global queue, then the other's deque), and otherwise goes
+ * idle the way `Worker.parkIdle` does: push itself idle, re-scan, wake itself if the re-scan
+ * saw work. A worker left idle stands for a parked thread:
  * its next step does nothing until a producer claims its node, as `parkWhileIdle` would, or
  * until keyed work for it arrives ([offerKeyed1]): then it wakes itself, in place if another
  * node is above it, as `parkWhileIdle` does.
@@ -32,6 +35,11 @@ import java.util.concurrent.atomic.AtomicInteger
  */
 open class IdleControlLincheckModel {
     private val work = AtomicInteger()
+
+    /** Each worker's deque: tasks it forked, taken by it or stolen by the other. */
+    private val deques = Array(2) { AtomicInteger() }
+
+    private fun queued(): Int = work.get() + deques[0].get() + deques[1].get()
     private val nodes = Array(2) { IdleNode(it, Thread()) }
 
     /** Own worker only: the worker parked after its last step (its node was left IDLE). */
@@ -42,7 +50,7 @@ open class IdleControlLincheckModel {
 
     private val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "model", host = object : IdleHost {
         override fun idleNode(index: Int): IdleNode = nodes[index]
-        override fun hasVisibleWork(): Boolean = work.get() > 0
+        override fun hasVisibleWork(): Boolean = queued() > 0
         override fun startWorker(): Boolean = true
         override fun workerStartFailed(cause: Throwable, noneLive: Boolean) = throw AssertionError("no start can fail here", cause)
         override fun workerActivated() {}
@@ -58,6 +66,18 @@ open class IdleControlLincheckModel {
     fun publish() {
         work.incrementAndGet()
         idle.signalWork()
+    }
+
+    /**
+     * Worker 0, while it runs a task, forks one onto its own deque and signals only if the deque
+     * was empty. Nothing happens while it is idle or has not yet run again after a claim (no
+     * task of its is running then).
+     */
+    @Operation(nonParallelGroup = "worker0")
+    fun fork0(): String {
+        if (nodes[0].parkState() == ParkState.IDLE || parked[0]) return "not running"
+        if (deques[0].getAndIncrement() == 0) idle.signalWork()
+        return "forked"
     }
 
     /** Keyed work for worker 1: its producer only unparks it (a no-op here), never claims it. */
@@ -87,37 +107,37 @@ open class IdleControlLincheckModel {
             check(idle.parkWhileIdle(node, Long.MAX_VALUE, this, { false }) == IdleControl.PARK_CLAIMED_BEFORE)
         }
         idle.beginSearch(node)
-        if (take()) {
+        if (take(deques[i]) || take(work) || take(deques[1 - i])) {
             idle.endSearch(node)
             return "ran"
         }
         if (rescanAfterPush) {
             idle.pushIdle(node)
-            if (work.get() > 0) { // the re-scan
+            if (queued() > 0) { // the re-scan
                 idle.wakeSelf(node)
                 return "woke itself"
             }
         } else {
-            if (work.get() > 0) return "searching" // looked before announcing itself: the race
+            if (queued() > 0) return "searching" // looked before announcing itself: the race
             idle.pushIdle(node)
         }
         parked[i] = true
         return "parked"
     }
 
-    private fun take(): Boolean {
+    private fun take(queue: AtomicInteger): Boolean {
         while (true) {
-            val n = work.get()
+            val n = queue.get()
             if (n == 0) return false
-            if (work.compareAndSet(n, n - 1)) return true
+            if (queue.compareAndSet(n, n - 1)) return true
         }
     }
 
     @Validate
     fun noStrandedWork() {
         val awake = nodes.count { it.parkState() != ParkState.IDLE }
-        check(work.get() == 0 || awake > 0) {
-            "work stranded: ${work.get()} task(s) queued while every worker is idle"
+        check(queued() == 0 || awake > 0) {
+            "work stranded: ${queued()} task(s) queued while every worker is idle"
         }
         val linked = HashSet<Int>()
         var top = Ctl.top(idle.ctl())
@@ -172,6 +192,19 @@ class IdleControlLincheckSpec : FunSpec({
                     thread { actor(IdleControlLincheckModel::worker1) }
                     thread { actor(IdleControlLincheckModel::publish) }
                     thread { actor(IdleControlLincheckModel::worker0) }
+                }
+            }
+            // Forks: worker 0 forks twice (the second onto a non-empty deque, no signal) while
+            // worker 1, idle at first, is woken by the first and steals; then both look again.
+            .addCustomScenario {
+                initial { actor(IdleControlLincheckModel::worker1) }
+                parallel {
+                    thread {
+                        actor(IdleControlLincheckModel::fork0)
+                        actor(IdleControlLincheckModel::fork0)
+                        actor(IdleControlLincheckModel::worker0)
+                    }
+                    thread { actor(IdleControlLincheckModel::worker1); actor(IdleControlLincheckModel::worker1) }
                 }
             }
             .check(IdleControlLincheckModel::class)

@@ -22,26 +22,37 @@ class LivenessSpec : FunSpec({
             repeat(bursts) { burst ->
                 val barrier = CyclicBarrier(parallelism)
                 val done = CountDownLatch(parallelism)
-                if (burst % 2 == 0) {
-                    // From outside: global queue.
-                    repeat(parallelism) {
-                        d.executor.execute {
-                            barrier.await(30, TimeUnit.SECONDS)
-                            done.countDown()
-                        }
-                    }
-                } else {
-                    // From inside: one task forks the others onto its own deque; they must be stolen.
-                    d.executor.execute {
-                        repeat(parallelism - 1) {
+                when (burst % 3) {
+                    0 -> // From outside: global queue.
+                        repeat(parallelism) {
                             d.executor.execute {
                                 barrier.await(30, TimeUnit.SECONDS)
                                 done.countDown()
                             }
                         }
-                        barrier.await(30, TimeUnit.SECONDS)
-                        done.countDown()
-                    }
+                    1 -> // From inside: one task queues the others onto its own deque; they must be stolen.
+                        d.executor.execute {
+                            repeat(parallelism - 1) {
+                                d.executor.execute {
+                                    barrier.await(30, TimeUnit.SECONDS)
+                                    done.countDown()
+                                }
+                            }
+                            barrier.await(30, TimeUnit.SECONDS)
+                            done.countDown()
+                        }
+                    else -> // Forks: only the first lands on an empty deque and signals; the
+                        // workers it wakes must recruit the rest (docs/parking.md, forks).
+                        d.executor.execute {
+                            repeat(parallelism - 1) {
+                                ForkedTask.fork {
+                                    barrier.await(30, TimeUnit.SECONDS)
+                                    done.countDown()
+                                }
+                            }
+                            barrier.await(30, TimeUnit.SECONDS)
+                            done.countDown()
+                        }
                 }
                 if (!done.await(30, TimeUnit.SECONDS)) error("burst $burst hung: ${d.stats()}")
                 // Idle gap: let every worker park.

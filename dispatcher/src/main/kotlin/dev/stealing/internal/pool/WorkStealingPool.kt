@@ -104,19 +104,20 @@ internal class WorkStealingPool(
     }
 
     /**
-     * [execute] for a task forked by [StealingDispatcher.fork]. The same steps as [pushLocal],
-     * written out in a method of their own on purpose: the JIT keeps one profile per method,
-     * and a fork/join loop compiled with the profile of coroutine dispatches (outside
-     * submissions, frequent wake-ups) inlines their cold paths and runs measurably slower
-     * (docs/investigations/2026-11-24-fork-join.md). [signalAfterPublish] is inline for the
-     * same reason.
+     * [execute] for a task forked by [StealingDispatcher.fork]. The steps of [pushLocal],
+     * except that a fork onto a deque that already held a task skips the fence and the wake-up
+     * check ([signalAfterFork]), written out in a method of their own on purpose: the JIT keeps
+     * one profile per method, and a fork/join loop compiled with the profile of coroutine
+     * dispatches (outside submissions, frequent wake-ups) inlines their cold paths and runs
+     * measurably slower (docs/investigations/2026-11-24-fork-join.md). [signalAfterFork] is
+     * inline for the same reason.
      */
     fun fork(task: ForkedTask<*>): Boolean {
         val w = currentWorker() ?: return forkFromOutside(task)
         if (isStopping()) return reject()
-        w.deque.push(task)
+        val dequeWasEmpty = w.deque.push(task)
         w.counters.countFork() // a plain increment by the owner: stats().forks
-        signalAfterPublish()
+        signalAfterFork(dequeWasEmpty)
         return true
     }
 

@@ -71,8 +71,14 @@ internal class WorkDeque(
      */
     @Volatile private var array: Array<Runnable?> = arrayOfNulls(initialCapacity)
 
-    /** Owner only. Pushes [task] at the owner end. No lock, no CAS. */
-    fun push(task: Runnable) {
+    /**
+     * Owner only. Pushes [task] at the owner end. No lock, no CAS. Returns whether the deque
+     * looked empty before the push: no task between the `top` it read and `bottom`. A `top`
+     * read before a thief's CAS makes a deque just emptied look non-empty; a fork, which skips
+     * the wake-up for a non-empty deque, allows for that (docs/parking.md, "Forks onto a
+     * non-empty deque").
+     */
+    fun push(task: Runnable): Boolean {
         assertOwner()
         val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
         val t = TOP.getAcquire(this) as Long // pairs with the CAS on top in steal()/pop()
@@ -80,6 +86,7 @@ internal class WorkDeque(
         if (b - t > a.size - 1) a = grow(a, t, b)
         a[slot(a, b)] = task // plain: published by the release store below
         BOTTOM.setRelease(this, b + 1) // pairs with getAcquire of bottom in steal()
+        return b <= t
     }
 
     /** Owner only. Pops the newest task, or returns null when empty (or the last task was stolen). */

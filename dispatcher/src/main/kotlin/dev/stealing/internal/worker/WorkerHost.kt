@@ -111,6 +111,22 @@ internal abstract class WorkerHost(
         idle.signalWork()
     }
 
+    /**
+     * Signals for a fork just pushed onto its worker's deque, unless the deque already held a
+     * task ([dequeWasEmpty] false, from [dev.stealing.internal.queue.WorkDeque.push]): then the
+     * push that made the deque non-empty signalled already, and a worker it woke recruits the
+     * next when it finds work, as `ForkJoinPool` signals only for a push onto an empty queue.
+     * Skipping the fence is safe for the no-stranding claim because the forking worker is
+     * active and sees its own push in every look it makes before it parks or blocks
+     * (docs/parking.md, "Forks onto a non-empty deque"). Only forks skip it: a task queued by
+     * `execute` or a coroutine dispatch on a worker keeps the fence (a fan-out of `execute`
+     * calls ran slower without it).
+     */
+    @Suppress("NOTHING_TO_INLINE")
+    inline fun signalAfterFork(dequeWasEmpty: Boolean) {
+        if (dequeWasEmpty) signalAfterPublish()
+    }
+
     /** The worker of this pool running the calling code, or null. */
     fun currentWorker(): Worker? {
         val t = Thread.currentThread()
