@@ -25,7 +25,7 @@ import kotlin.concurrent.thread
 private class Behind(
     /** A tasks started while some B task was queued and not yet started. */
     val whileBWaited: Int,
-    /** A tasks still to run when B's first task was submitted. */
+    /** A tasks still to run when B's first task was counted as waiting. */
     val leftAtStart: Int,
 )
 
@@ -57,14 +57,18 @@ private fun itemsOfABehindB(a: Executor, b: Executor, bQueued: () -> Boolean = {
     }
     eventually(30_000) { aDone.get() >= 1_000 } shouldBe true // A is running
     val bDone = CountDownLatch(1_000)
-    val aAtStart = aDone.get()
-    repeat(1_000) {
+    var aAtStart = 0
+    repeat(1_000) { i ->
         b.execute {
             bWaiting.decrementAndGet()
             spin(2_000)
             bDone.countDown()
         }
         bWaiting.incrementAndGet()
+        // Read once B's first task counts as waiting, not before its submission: on a busy
+        // machine the submitting thread can be descheduled in between while A runs on, and
+        // those A tasks would count as "left" though no B task was waiting yet.
+        if (i == 0) aAtStart = aDone.get()
     }
     bDone.await(60, TimeUnit.SECONDS) shouldBe true
     allA.await(60, TimeUnit.SECONDS) shouldBe true
