@@ -117,7 +117,7 @@ internal class WorkStealingPool(
         if (isStopping()) return reject()
         val dequeWasEmpty = w.deque.push(task)
         w.counters.countFork() // a plain increment by the owner: stats().forks
-        signalAfterFork(dequeWasEmpty)
+        signalAfterFork(w.idleNode, dequeWasEmpty)
         return true
     }
 

@@ -71,13 +71,7 @@ internal class WorkDeque(
      */
     @Volatile private var array: Array<Runnable?> = arrayOfNulls(initialCapacity)
 
-    /**
-     * Owner only. Pushes [task] at the owner end. No lock, no CAS. Returns whether the deque
-     * looked empty before the push: no task between the `top` it read and `bottom`. A `top`
-     * read before a thief's CAS makes a deque just emptied look non-empty; a fork, which skips
-     * the wake-up for a non-empty deque, allows for that (docs/parking.md, "Forks onto a
-     * non-empty deque").
-     */
+    /** Owner only. Pushes [task]; no lock, no CAS. True if the deque looked empty (a hint: a stale `top` says no). */
     fun push(task: Runnable): Boolean {
         assertOwner()
         val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom

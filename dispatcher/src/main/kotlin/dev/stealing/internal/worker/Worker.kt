@@ -243,7 +243,7 @@ internal class Worker(
      */
     fun pushFork(task: Runnable): Boolean {
         if (pool.isStopping()) return false
-        pool.signalAfterFork(deque.push(task))
+        pool.signalAfterFork(idleNode, deque.push(task))
         return true
     }
 

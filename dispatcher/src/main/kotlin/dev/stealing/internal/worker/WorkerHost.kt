@@ -1,6 +1,7 @@
 package dev.stealing.internal.worker
 
 import dev.stealing.StealingOptions
+import dev.stealing.internal.idle.BlockState
 import dev.stealing.internal.idle.Ctl
 import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.IdleHost
@@ -112,19 +113,20 @@ internal abstract class WorkerHost(
     }
 
     /**
-     * Signals for a fork just pushed onto its worker's deque, unless the deque already held a
-     * task ([dequeWasEmpty] false, from [dev.stealing.internal.queue.WorkDeque.push]): then the
-     * push that made the deque non-empty signalled already, and a worker it woke recruits the
-     * next when it finds work, as `ForkJoinPool` signals only for a push onto an empty queue.
-     * Skipping the fence is safe for the no-stranding claim because the forking worker is
-     * active and sees its own push in every look it makes before it parks or blocks
-     * (docs/parking.md, "Forks onto a non-empty deque"). Only forks skip it: a task queued by
-     * `execute` or a coroutine dispatch on a worker keeps the fence (a fan-out of `execute`
-     * calls ran slower without it).
+     * Signals for a fork just pushed onto the deque of the worker with [node], unless the deque
+     * already held a task ([dequeWasEmpty] false, from [dev.stealing.internal.queue.WorkDeque.push])
+     * and the worker is counted as active: then the push that made the deque non-empty
+     * signalled, and a worker it woke recruits the next when it finds work, as `ForkJoinPool`
+     * signals only for a push onto an empty queue; and the forking worker re-scans its own deque
+     * when it deactivates. A worker inside a blocking region or presumed blocked is not counted
+     * and will not deactivate again, so its forks always signal (docs/parking.md, "Forks onto a
+     * non-empty deque"). `execute` and coroutine dispatches always signal (a fan-out of
+     * `execute` calls ran slower without it).
      */
     @Suppress("NOTHING_TO_INLINE")
-    inline fun signalAfterFork(dequeWasEmpty: Boolean) {
-        if (dequeWasEmpty) signalAfterPublish()
+    inline fun signalAfterFork(node: IdleNode, dequeWasEmpty: Boolean) {
+        // A volatile read of a field only this worker and the starvation monitor write.
+        if (dequeWasEmpty || node.blockState != BlockState.NOT_BLOCKED) signalAfterPublish()
     }
 
     /** The worker of this pool running the calling code, or null. */
