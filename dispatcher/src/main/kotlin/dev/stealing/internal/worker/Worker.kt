@@ -234,8 +234,8 @@ internal class Worker(
 
     /**
      * Owner only: pushes [task] (a fork, or the published half of a `forkJoin`) onto this
-     * worker's deque and signals if the deque was empty ([WorkerHost.signalAfterFork]); false,
-     * and nothing queued, when the pool is stopping. Its own
+     * worker's deque and signals unless it lands on a non-empty deque of a counted worker
+     * ([WorkerHost.signalAfterFork]); false, and nothing queued, when the pool is stopping. Its own
      * method, separate from the pool's general routing, for its own JIT profile: a fork/join
      * loop compiled with the profile of coroutine dispatches (outside submissions, frequent
      * wake-ups) inlines their cold paths and runs measurably slower
