@@ -106,11 +106,11 @@ internal class WorkStealingPool(
     /**
      * [execute] for a task forked by [StealingDispatcher.fork]. The steps of [pushLocal],
      * except that a fork onto a deque that already held a task, by a worker counted as active,
-     * skips the fence and the wake-up check ([signalAfterFork]), written out in a method of their own on purpose: the JIT keeps
-     * one profile per method, and a fork/join loop compiled with the profile of coroutine
-     * dispatches (outside submissions, frequent wake-ups) inlines their cold paths and runs
-     * measurably slower (docs/investigations/2026-11-24-fork-join.md). [signalAfterFork] is
-     * inline for the same reason.
+     * skips the fence and the wake-up check ([signalAfterFork]). Written out in a method of its
+     * own on purpose: the JIT keeps one profile per method, and a fork/join loop compiled with
+     * the profile of coroutine dispatches (outside submissions, frequent wake-ups) inlines their
+     * cold paths and runs measurably slower (docs/investigations/2026-11-24-fork-join.md).
+     * [signalAfterFork] is inline for the same reason.
      */
     fun fork(task: ForkedTask<*>): Boolean {
         val w = currentWorker() ?: return forkFromOutside(task)

@@ -125,7 +125,9 @@ internal abstract class WorkerHost(
      */
     @Suppress("NOTHING_TO_INLINE")
     inline fun signalAfterFork(node: IdleNode, dequeWasEmpty: Boolean) {
-        // A volatile read of a field only this worker and the starvation monitor write.
+        // Volatile read; pairs with the monitor's CAS to PRESUMED (presumeBlocked) and this
+        // worker's own writes in IdleBlocking. No fence orders the push before it, so a
+        // presumption racing this fork may miss it: the case docs/parking.md leaves uncovered.
         if (dequeWasEmpty || node.blockState != BlockState.NOT_BLOCKED) signalAfterPublish()
     }
 
