@@ -133,6 +133,43 @@ class ParkingInjectionRacesSpec : FunSpec({
         maskedMonitorScenario(transientPop = true) shouldBe true
     }
 
+    test("fork skip: a presumption whose re-scan missed an unsignalled fork: the monitor's next look wakes a worker for it") {
+        // The monitor presumes the forking worker from its own thread, and its re-scan has no order
+        // with the fork's unfenced bottom store (docs/parking.md, "Forks onto a non-empty deque").
+        // The test thread stands in for a presumption whose re-scan missed the forks: it takes the
+        // presumption first (the monitor needs two stalled looks, a second or more) and skips the re-scan.
+        val d = StealingDispatcher(1, "fork-missed", StealingOptions(spinRounds = 0, starvationInterval = Duration.ofMillis(500)))
+        val pool = d.pool
+        val forked = CountDownLatch(1)
+        val release = CountDownLatch(1)
+        val ran = CountDownLatch(2)
+        val wRef = AtomicReference<Worker>()
+        try {
+            d.executor.execute { // A, on the only worker
+                val w = Thread.currentThread() as Worker
+                wRef.set(w)
+                w.pushFork { ran.countDown() } // onto an empty deque: signals (ACTIVE == parallelism: nobody to wake)
+                w.pushFork { ran.countDown() } // onto a non-empty deque of a counted worker: no signal
+                forked.countDown()
+                release.await() // unmarked: waits until the test ends
+            }
+            forked.await(5, TimeUnit.SECONDS) shouldBe true
+            val w = wRef.get()
+            withClue("the monitor presumed the worker first") {
+                w.idleNode.casBlockState(BlockState.NOT_BLOCKED, BlockState.PRESUMED) shouldBe true
+            }
+            addCtl(pool, -Ctl.ACTIVE_ONE) // presumeBlocked's uncount, without its re-scan and signal
+            // Before the backstop nobody woke or started a worker: the monitor skips a presumed
+            // worker, and the forks waited in its deque until its task ended.
+            withClue(describe(pool.idle.ctl())) {
+                ran.await(5, TimeUnit.SECONDS) shouldBe true
+            }
+        } finally {
+            release.countDown()
+            stopQuietly(d)
+        }
+    }
+
     test("review F4: a keepAlive beyond Long.MAX_VALUE ns kills the first worker to park, leaving its node on the stack") {
         val d = StealingDispatcher(1, "forever", StealingOptions(spinRounds = 0, keepAlive = ChronoUnit.FOREVER.duration))
         try {
