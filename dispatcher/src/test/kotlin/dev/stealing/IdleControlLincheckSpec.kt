@@ -8,6 +8,7 @@ import dev.stealing.internal.idle.ParkState
 import dev.stealing.internal.idle.parkWhileIdle
 import io.kotest.assertions.throwables.shouldThrowAny
 import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
 import io.kotest.matchers.string.shouldContain
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions
 import org.jetbrains.lincheck.datastructures.Operation
@@ -178,15 +179,17 @@ class IdleControlLincheckSpec : FunSpec({
         options()
             // The re-idle race documented at IdleControl.goIdle. Set up sequentially: both
             // workers park (0 above 1); worker 1 wakes in place for keyed work (its node stays
-            // linked, stale) and, as the last searcher, recruits worker 0 (popped and claimed,
-            // not yet running), leaving worker 1's stale node on top. Then worker 1 goes idle
-            // again while worker 0 runs a new task and, as the last searcher, pops that node.
+            // linked, stale); a producer pops and claims worker 0, which runs the task, leaving
+            // worker 1's stale node on top. Then worker 1 goes idle again while a producer (or
+            // worker 0, as the last searcher seeing that producer's task) pops that node.
             .addCustomScenario {
                 initial {
                     actor(IdleControlLincheckModel::worker1)
                     actor(IdleControlLincheckModel::worker0)
                     actor(IdleControlLincheckModel::offerKeyed1)
                     actor(IdleControlLincheckModel::worker1)
+                    actor(IdleControlLincheckModel::publish)
+                    actor(IdleControlLincheckModel::worker0)
                 }
                 parallel {
                     thread { actor(IdleControlLincheckModel::worker1) }
@@ -208,6 +211,29 @@ class IdleControlLincheckSpec : FunSpec({
                 }
             }
             .check(IdleControlLincheckModel::class)
+    }
+
+    test("the last searcher recruits a helper only when it sees more work") {
+        // A recruit with nothing queued wakes a worker only to search and park again, on the
+        // path of a caller's round trip through the pool.
+        var visible = false
+        val nodes = Array(2) { IdleNode(it, Thread()) }
+        val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "recruit", host = object : IdleHost {
+            override fun idleNode(index: Int): IdleNode = nodes[index]
+            override fun hasVisibleWork(): Boolean = visible
+            override fun startWorker(): Boolean = true
+            override fun workerStartFailed(cause: Throwable, noneLive: Boolean) = throw AssertionError("no start can fail here", cause)
+            override fun workerActivated() {}
+        })
+        check(idle.startOneCoreWorker() && idle.startOneCoreWorker()) // both searching
+        idle.pushIdle(nodes[1]) // worker 1 found nothing: idle (its thread would park)
+        idle.endSearch(nodes[0]) // worker 0, the last searcher, took the only task
+        nodes[1].parkState() shouldBe ParkState.IDLE
+        idle.beginSearch(nodes[0])
+        visible = true // this time more work is queued
+        idle.endSearch(nodes[0])
+        nodes[1].parkState() shouldBe ParkState.RUNNING
+        Ctl.active(idle.ctl()) shouldBe 2
     }
 
     test("model checking finds the lost wake-up when the sleeper looks before it announces itself") {

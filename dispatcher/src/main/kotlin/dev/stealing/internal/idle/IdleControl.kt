@@ -23,8 +23,9 @@ import java.util.concurrent.locks.LockSupport
  *   nobody is woken: they carry the obligation. Otherwise the top idle worker is popped and
  *   unparked as a searcher, or a new thread is started as a searcher (lazily up to
  *   `parallelism`, beyond it up to `maxThreads` as compensation for blocked workers).
- * - A searcher that finds work calls [endSearch]; if it was the last searcher it calls
- *   [signalWork], so a burst of work wakes helpers one at a time (no thundering herd).
+ * - A searcher that finds work calls [endSearch]; if it was the last searcher and it sees
+ *   more work after its decrement, it calls [signalWork], so a burst of work wakes helpers
+ *   one at a time (no thundering herd).
  * - A worker that finds nothing pushes itself on the idle stack in the same CAS that ends its
  *   search and its activity ([pushIdle]), fences, and re-scans every queue. If it finds work it
  *   wakes itself ([wakeSelf]); otherwise it parks ([parkWhileIdle]) until its node is no
@@ -143,13 +144,18 @@ internal class IdleControl(
 
     /**
      * [node]'s worker found a task: if it was searching it stops, and if it was the last
-     * searcher it recruits a helper ([signalWork]).
+     * searcher and more work is visible, it recruits a helper ([signalWork]). Without more
+     * work a recruit would only wake a worker to search and park again, on the path of a
+     * hand-off (a caller's round trip through the pool).
      */
     fun endSearch(node: IdleNode) {
         if (!node.searching) return
         node.searching = false
         val c = addCtl(-Ctl.SEARCHING_ONE)
-        if (Ctl.searching(c) == 1) signalWork()
+        // Dekker with a producer that saw this searcher counted and woke nobody: its publication
+        // came before its read of ctl, and that read before this atomic add, so the re-scan
+        // after the add sees the work if it is still queued (docs/parking.md, Step 3).
+        if (Ctl.searching(c) == 1 && host.hasVisibleWork()) signalWork()
     }
 
     /**

@@ -28,7 +28,8 @@ import dev.stealing.internal.queue.KeyedQueue
  *    that leaves a victim's lone task to its owner, then more that leave it only while the
  *    victim keeps starting tasks, for `spinRounds` steps of 64 spin-waits and a
  *    `Thread.yield()`, the rounds further apart as the search goes on (after 1, 2, 4, then
- *    every 8 steps), or until a yield kept it off the core for over 100 us;
+ *    every 8 steps) and a look at the global queue after every step, or until a yield kept
+ *    it off the core for over 100 us;
  * 6. it parks ([WorkerParking]: push idle, fence, re-scan, park); a core worker with pending
  *    timers parks no longer than until its earliest deadline.
  */
@@ -123,6 +124,10 @@ internal class WorkFinder(private val worker: Worker) {
                 // worker instead of waiting for this one to get the core back.
                 if (System.nanoTime() - beforeYield > CONTENDED_YIELD_NANOS) break
                 stepsLeft--
+                // While a worker searches, a submission from outside wakes nobody: look at the
+                // global queue after every step (two volatile reads while it is empty), not only
+                // at the steal rounds, which come up to MAX_STEPS_BETWEEN_ROUNDS steps apart.
+                if (pool.global.size() > 0) pollGlobal()?.let { return it }
                 if (--stepsToRound > 0 && stepsLeft > 0) continue
                 thief.scanOthers()?.let { return it }
                 if (keyed != null) pollKeyed(keyed)?.let { return it }
