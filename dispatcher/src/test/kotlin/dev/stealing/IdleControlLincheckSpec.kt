@@ -49,13 +49,7 @@ open class IdleControlLincheckModel {
     /** Keyed work waiting for worker 1 (only it may run it; nobody else is woken for it). */
     private val keyedFor1 = AtomicBoolean()
 
-    private val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "model", host = object : IdleHost {
-        override fun idleNode(index: Int): IdleNode = nodes[index]
-        override fun hasVisibleWork(): Boolean = queued() > 0
-        override fun startWorker(): Boolean = true
-        override fun workerStartFailed(cause: Throwable, noneLive: Boolean) = throw AssertionError("no start can fail here", cause)
-        override fun workerActivated() {}
-    })
+    private val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "model", host = fakeHost(nodes) { queued() > 0 })
 
     init {
         // Two started workers, each live, active and searching, as signalWork starts them.
@@ -153,6 +147,15 @@ open class IdleControlLincheckModel {
     }
 }
 
+/** A host whose queues are [visibleWork] and whose thread starts always succeed. */
+private fun fakeHost(nodes: Array<IdleNode>, visibleWork: () -> Boolean) = object : IdleHost {
+    override fun idleNode(index: Int): IdleNode = nodes[index]
+    override fun hasVisibleWork(): Boolean = visibleWork()
+    override fun startWorker(): Boolean = true
+    override fun workerStartFailed(cause: Throwable, noneLive: Boolean) = throw AssertionError("no start can fail here", cause)
+    override fun workerActivated() {}
+}
+
 /** The same model with the sleeper's last look at the queues *before* it announces itself. */
 class IdleControlBrokenModel : IdleControlLincheckModel() {
     override val rescanAfterPush: Boolean = false
@@ -218,13 +221,7 @@ class IdleControlLincheckSpec : FunSpec({
         // path of a caller's round trip through the pool.
         var visible = false
         val nodes = Array(2) { IdleNode(it, Thread()) }
-        val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "recruit", host = object : IdleHost {
-            override fun idleNode(index: Int): IdleNode = nodes[index]
-            override fun hasVisibleWork(): Boolean = visible
-            override fun startWorker(): Boolean = true
-            override fun workerStartFailed(cause: Throwable, noneLive: Boolean) = throw AssertionError("no start can fail here", cause)
-            override fun workerActivated() {}
-        })
+        val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "recruit", host = fakeHost(nodes) { visible })
         check(idle.startOneCoreWorker() && idle.startOneCoreWorker()) // both searching
         idle.pushIdle(nodes[1]) // worker 1 found nothing: idle (its thread would park)
         idle.endSearch(nodes[0]) // worker 0, the last searcher, took the only task

@@ -127,7 +127,8 @@ internal abstract class WorkerHost(
     inline fun signalAfterFork(node: IdleNode, dequeWasEmpty: Boolean) {
         // Volatile read; pairs with the monitor's CAS to PRESUMED (presumeBlocked) and this
         // worker's own writes in IdleBlocking. No fence orders the push before it, so a
-        // presumption racing this fork may miss it: the case docs/parking.md leaves uncovered.
+        // presumption racing this fork may miss it; the monitor's backstop (a look that sees
+        // work while no worker is active signals) covers that (docs/parking.md).
         if (dequeWasEmpty || node.blockState != BlockState.NOT_BLOCKED) signalAfterPublish()
     }
 
