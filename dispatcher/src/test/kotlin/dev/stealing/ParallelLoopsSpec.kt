@@ -9,7 +9,6 @@ import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
-import kotlinx.coroutines.async
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
@@ -22,7 +21,6 @@ import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicIntegerArray
 import java.util.concurrent.atomic.AtomicLong
-import kotlin.random.Random
 
 /** Every index of a ledger ran exactly once: the first index that did not, or -1. */
 private fun firstNotOnce(ledger: AtomicIntegerArray): Int {
@@ -370,58 +368,6 @@ class ParallelLoopsSpec : FunSpec({
         ran.get() shouldBe false
         withClue("the cancellation names the rejection: $e") {
             generateSequence<Throwable>(e) { it.cause }.any { it is RejectedExecutionException && it.message == "StealingDispatcher 'loop-closed' is closed" } shouldBe true
-        }
-    }
-
-    test("parallelSort agrees with Arrays.sort on random, sorted, reversed and many-duplicates inputs, ints and longs, any pool size") {
-        val random = Random(42)
-        val inputs = listOf(
-            "random" to { n: Int -> IntArray(n) { random.nextInt() } },
-            "sorted" to { n: Int -> IntArray(n) { it } },
-            "reversed" to { n: Int -> IntArray(n) { n - it } },
-            "duplicates" to { n: Int -> IntArray(n) { random.nextInt(4) } },
-        )
-        for (parallelism in listOf(1, 2, 3)) {
-            val d = StealingDispatcher(parallelism, "sort-$parallelism")
-            try {
-                for ((kind, make) in inputs) for (n in listOf(0, 1, 2, 8191, 8193, 100_003, 1_000_000)) {
-                    val a = make(n)
-                    val expected = a.copyOf().also { java.util.Arrays.sort(it) }
-                    val viaKotlin = a.copyOf()
-                    runBlocking(d) { viaKotlin.parallelSort() }
-                    withClue("$kind, n = $n, parallelism $parallelism (Kotlin)") { viaKotlin.contentEquals(expected) shouldBe true }
-                    val viaJava = a.copyOf()
-                    d.parallelSort(viaJava)
-                    withClue("$kind, n = $n, parallelism $parallelism (Java)") { viaJava.contentEquals(expected) shouldBe true }
-                    val longs = LongArray(n) { a[it].toLong() * 3_000_000_000L }
-                    val expectedLongs = longs.copyOf().also { java.util.Arrays.sort(it) }
-                    runBlocking(d) { longs.parallelSort() }
-                    withClue("$kind, n = $n, parallelism $parallelism (longs)") { longs.contentEquals(expectedLongs) shouldBe true }
-                }
-            } finally {
-                d.close()
-            }
-        }
-        // From outside any pool: the shared pool sorts it.
-        val a = IntArray(500_000) { random.nextInt() }
-        val expected = a.copyOf().also { java.util.Arrays.sort(it) }
-        runBlocking { a.parallelSort() }
-        a.contentEquals(expected) shouldBe true
-    }
-
-    test("a cancelled sort keeps every element") {
-        val d = StealingDispatcher(2, "sort-cancel")
-        try {
-            val a = IntArray(4_000_000) { Random(7).nextInt() }
-            val before = a.copyOf().also { java.util.Arrays.sort(it) }
-            runBlocking {
-                val job = async(d) { a.parallelSort() }
-                job.cancel()
-                runCatching { job.await() }
-            }
-            a.copyOf().also { java.util.Arrays.sort(it) }.contentEquals(before) shouldBe true
-        } finally {
-            d.close()
         }
     }
 

@@ -8,30 +8,37 @@ import java.util.concurrent.Callable
 /**
  * A parallel merge sort of one primitive array on a pool's workers: `parallelSort`.
  *
- * A range longer than [leafSize] is cut into four quarters, sorted (three of them forked, one
- * here), then merged pairwise into the buffer and the two halves merged back: two merge passes
- * per level, so every level leaves its result where it found its input and no copy is needed.
- * A merge longer than [MERGE_LEAF] is itself split at the middle of its longer run (the other
- * run cut by binary search), so the last merges, the longest, also run on every worker. Leaves
- * are sorted with `java.util.Arrays.sort`.
+ * A range longer than [leafSize] is cut in two halves, each sorted (the right one forked) into
+ * the other of the array and the buffer, then merged back into the range's own place; the root
+ * range's place is the array. So the halves' places alternate level by level, and a leaf that
+ * must end in the buffer first copies its range there, then sorts it in place: the copy is the
+ * only extra pass, and it runs inside the leaves, on every worker. A merge longer than
+ * [MERGE_LEAF] is itself split at the middle of its longer run (the other run cut by binary
+ * search), so the last merges, the longest, also run on every worker. Leaves are sorted with
+ * `java.util.Arrays.sort`.
  *
- * The leaf size is half the array's share per worker (never below [MIN_LEAF]): on two workers,
- * one level of quarters, so every element is merged twice. Each level of merges is a pass over
- * the whole array, which costs more than the balance that smaller leaves would buy (a 10M-int
- * sort with 16 leaves and four passes took 0.62 x `Arrays.sort`'s time on JDK 17 and 2.1 x on
- * Temurin 25, whose `Arrays.sort` uses SIMD instructions while the merges do not). A pool of
- * one worker, or a short array, sorts in one `Arrays.sort` call with no buffer.
+ * Leaves: as many as workers when that is a power of two, else the power of two at least twice
+ * as many, so the leaves share out evenly (never shorter than [MIN_LEAF]). Every level of merges
+ * is a pass over the whole array, and a pass costs more than the balance that more, smaller
+ * leaves would buy, above all where `Arrays.sort` uses SIMD instructions (JDK 22 and later on
+ * x86 with AVX-512 or AVX2) and the merges do not: on two workers this shape (two leaves, one
+ * merge pass) brought a 10M-int sort on Temurin 25 from about `Arrays.parallelSort`'s time to
+ * about 0.8 x of it, where the earlier one (four quarters, two passes) stayed (docs/loops.md,
+ * "The sort"). A pool of one worker, or a short array, sorts in one `Arrays.sort` call with no
+ * buffer.
  *
- * **Stopping** ([cancel], when the caller is cancelled): leaves not yet sorted are skipped, but
- * every merge still runs, so the array keeps its elements (a merge of any two sequences is a
- * permutation of them), in an unspecified order.
+ * **Stopping** ([cancel], when the caller is cancelled): leaves not yet sorted are skipped (a
+ * leaf that belongs in the buffer is still copied there), but every merge still runs, so the
+ * array keeps its elements (a merge of any two sequences is a permutation of them), in an
+ * unspecified order.
  *
  * Forks are [ForkedTask]s on the worker's deque, joined newest first as in [RangeLoop].
  *
- * The element type lives only in the four kernels ([sortLeaf], [allocateBuffer], [merge],
- * [lowerBound]), written out once per array type in [IntMergeSort] and [LongMergeSort]: the same
- * text, because Kotlin has no generics over primitive arrays, and a kernel shared through boxed
- * values or an accessor interface would cost a call or an allocation per element.
+ * The element type lives only in the five kernels ([sortLeaf], [copyToBuffer],
+ * [allocateBuffer], [merge], [lowerBound]), written out once per array type in [IntMergeSort]
+ * and [LongMergeSort]: the same text, because Kotlin has no generics over primitive arrays, and
+ * a kernel shared through boxed values or an accessor interface would cost a call or an
+ * allocation per element.
  */
 internal abstract class ParallelMergeSort(private val size: Int) : CancellableLoop {
     @Volatile private var stopped = false
@@ -44,8 +51,11 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
         stopped = true
     }
 
-    /** Sorts `[lo, hi)` of the array in place, ascending. */
-    protected abstract fun sortLeaf(lo: Int, hi: Int)
+    /** Sorts `[lo, hi)` of the array (or of the buffer, [inBuffer]) in place, ascending. */
+    protected abstract fun sortLeaf(inBuffer: Boolean, lo: Int, hi: Int)
+
+    /** Copies `[lo, hi)` of the array to the same place in the buffer. */
+    protected abstract fun copyToBuffer(lo: Int, hi: Int)
 
     /** Allocates the buffer, as long as the array. */
     protected abstract fun allocateBuffer()
@@ -59,32 +69,31 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
     /** Sorts the whole array from the calling thread, on [pool]'s workers if this thread is one of them (null: here only). */
     fun sortAll(pool: WorkerHost?) {
         val w = Thread.currentThread() as? Worker
-        if (pool != null) leafSize = maxOf(MIN_LEAF, size / (2 * pool.parallelism))
+        if (pool != null) leafSize = maxOf(MIN_LEAF, ceilDiv(size, leafCount(pool.parallelism)))
         if (pool == null || pool.parallelism == 1 || size <= leafSize || w == null || w.pool !== pool) {
             w?.counters?.countLoopPiece()
-            if (!stopped) sortLeaf(0, size)
+            if (!stopped) sortLeaf(false, 0, size)
             return
         }
         allocateBuffer()
-        sortRange(0, size)
+        sortRange(0, size, intoBuffer = false)
     }
 
-    private fun sortRange(lo: Int, hi: Int) {
+    /**
+     * Sorts `[lo, hi)` into the array, or into the buffer ([intoBuffer]): its halves are sorted
+     * into the other one (the right half forked), then merged back into this one.
+     */
+    private fun sortRange(lo: Int, hi: Int, intoBuffer: Boolean) {
         val n = hi - lo
         if (n <= leafSize) {
             (Thread.currentThread() as? Worker)?.counters?.countLoopPiece()
-            if (!stopped) sortLeaf(lo, hi)
+            if (intoBuffer) copyToBuffer(lo, hi) // even when stopped: the merges above read the buffer
+            if (!stopped) sortLeaf(intoBuffer, lo, hi)
             return
         }
-        val q1 = lo + (n ushr 2)
-        val q2 = lo + (n ushr 1)
-        val q3 = q2 + ((hi - q2) ushr 1)
-        forkAndRun(
-            { sortRange(q3, hi) }, { sortRange(q2, q3) }, { sortRange(q1, q2) },
-            here = { sortRange(lo, q1) },
-        )
-        forkAndRun({ mergeRange(false, q2, q3, q3, hi, q2) }, here = { mergeRange(false, lo, q1, q1, q2, lo) })
-        mergeRange(true, lo, q2, q2, hi, lo)
+        val mid = lo + (n ushr 1)
+        forkAndRun({ sortRange(mid, hi, !intoBuffer) }, here = { sortRange(lo, mid, !intoBuffer) })
+        mergeRange(!intoBuffer, lo, mid, mid, hi, lo)
     }
 
     /** Merges two sorted runs of the array (or the buffer) into the other one from [to], splitting a long merge. */
@@ -137,6 +146,14 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
     }
 
     internal companion object {
+        /** Leaves for [parallelism] workers: that many if it is a power of two, else the power of two at least twice as many. */
+        fun leafCount(parallelism: Int): Int {
+            val power = Integer.highestOneBit(parallelism)
+            return if (power == parallelism) parallelism else power shl 2
+        }
+
+        private fun ceilDiv(x: Int, y: Int): Int = (x - 1) / y + 1
+
         /** No leaf is cut smaller than this: below it a fork costs more than it saves. */
         const val MIN_LEAF = 1 shl 13
 
@@ -153,7 +170,9 @@ internal class IntMergeSort(private val a: IntArray) : ParallelMergeSort(a.size)
         buffer = IntArray(a.size)
     }
 
-    override fun sortLeaf(lo: Int, hi: Int) = java.util.Arrays.sort(a, lo, hi)
+    override fun sortLeaf(inBuffer: Boolean, lo: Int, hi: Int) = java.util.Arrays.sort(if (inBuffer) buffer else a, lo, hi)
+
+    override fun copyToBuffer(lo: Int, hi: Int) = System.arraycopy(a, lo, buffer, lo, hi - lo)
 
     override fun lowerBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int {
         val src = if (fromBuffer) buffer else a
@@ -191,7 +210,9 @@ internal class LongMergeSort(private val a: LongArray) : ParallelMergeSort(a.siz
         buffer = LongArray(a.size)
     }
 
-    override fun sortLeaf(lo: Int, hi: Int) = java.util.Arrays.sort(a, lo, hi)
+    override fun sortLeaf(inBuffer: Boolean, lo: Int, hi: Int) = java.util.Arrays.sort(if (inBuffer) buffer else a, lo, hi)
+
+    override fun copyToBuffer(lo: Int, hi: Int) = System.arraycopy(a, lo, buffer, lo, hi - lo)
 
     override fun lowerBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int {
         val src = if (fromBuffer) buffer else a
