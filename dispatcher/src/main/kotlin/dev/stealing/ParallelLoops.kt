@@ -188,9 +188,10 @@ public suspend inline fun <reified R> IntRange.parallelFold(
 
 /**
  * Sorts this array in ascending order, in parallel on a [StealingDispatcher]: a merge sort whose
- * pieces (one per worker, each sorted with `java.util.Arrays.sort`) and merges run on every
- * worker. It needs a buffer as long as the array; an array of up to 8,192 elements, or a
- * pool of one worker, is sorted in place with `Arrays.sort`. Where it runs is as for
+ * pieces (a power of two of them, at least one per worker, each sorted with
+ * `java.util.Arrays.sort`) and merges run on every worker. It needs a buffer as long as the
+ * array; an array of up to 8,192 elements, or a pool of one worker, is sorted in place with
+ * `Arrays.sort`. Where it runs is as for
  * [parallelForEach]. If the caller is cancelled, pieces not yet sorted are skipped and this
  * throws `CancellationException` with the array holding its same elements in an unspecified
  * order.
