@@ -118,31 +118,18 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
         forkAndRun({ mergeRange(fromBuffer, am, aHi, bm, bHi, rightTo) }, here = { mergeRange(fromBuffer, aLo, am, bLo, bm, to) })
     }
 
-    /** Forks each of [forked] onto this worker's deque (or runs it here if the pool is stopping), runs [here], joins them newest first. */
-    private fun forkAndRun(vararg forked: () -> Unit, here: () -> Unit) {
+    /** Forks [forked] onto this worker's deque (or runs it here if the pool is stopping), runs [here], then joins it. */
+    private fun forkAndRun(forked: () -> Unit, here: () -> Unit) {
         val w = Thread.currentThread() as Worker
-        val tasks = arrayOfNulls<ForkedTask<Unit>>(forked.size)
-        var pushed = 0
-        for (f in forked) {
-            val t = ForkedTask(Callable(f))
-            if (w.pushFork(t)) {
-                w.counters.countLoopSplit()
-                tasks[pushed++] = t
-            } else {
-                f()
-            }
+        val task = ForkedTask(Callable(forked))
+        if (!w.pushFork(task)) {
+            forked()
+            here()
+            return
         }
+        w.counters.countLoopSplit()
         here()
-        // An error here (out of memory in the buffer's pass) is the caller's; joins first, so nothing runs on after it.
-        var failure: Throwable? = null
-        while (pushed > 0) {
-            try {
-                tasks[--pushed]!!.join()
-            } catch (e: Throwable) {
-                if (failure == null) failure = e else failure.addSuppressed(e)
-            }
-        }
-        failure?.let { throw it }
+        task.join() // an error in the forked half (out of memory in the buffer's pass) is the caller's
     }
 
     internal companion object {
