@@ -82,6 +82,12 @@ internal class KeyedQueue {
         return task
     }
 
+    /** Owner only: whether [poll] would return a task now. */
+    fun hasLinkedTask(): Boolean {
+        val next = NEXT.getAcquire(HEAD.getOpaque(this) as Node) as Node? // as in poll()
+        return next != null && next !== CLOSED
+    }
+
     /**
      * Whether a task is queued or being offered (volatile read of tail). After [close]: until
      * the owner has polled everything linked before [CLOSED] (true while the closer is still
