@@ -84,7 +84,8 @@ internal class KeyedQueue {
 
     /** Owner only: whether [poll] would return a task now. */
     fun hasLinkedTask(): Boolean {
-        val next = NEXT.getAcquire(HEAD.getOpaque(this) as Node) as Node? // as in poll()
+        // As in poll(): head is written only by the owner; the acquire pairs with setRelease in offer()/close().
+        val next = NEXT.getAcquire(HEAD.getOpaque(this) as Node) as Node?
         return next != null && next !== CLOSED
     }
 
