@@ -13,6 +13,7 @@ import io.kotest.matchers.string.shouldContain
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions
 import org.jetbrains.lincheck.datastructures.Operation
 import org.jetbrains.lincheck.datastructures.Validate
+import org.jetbrains.lincheck.datastructures.scenario
 import org.jetbrains.lincheck.datastructures.verifier.EpsilonVerifier
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
@@ -21,8 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger
  * [IdleControl] alone, against a fake [IdleHost]: queues that are just counts of tasks (a global
  * one and one deque per worker), and two started workers whose loop is reduced to the steps the
  * parking protocol is about. Producers publish (an atomic add, as the claiming CAS of a global
- * offer) and signal; worker 0 also forks while it runs, onto its own deque, signalling only when
- * that deque was empty (as `WorkerHost.signalAfterFork`). Each worker takes a task if it can
+ * offer) and signal; worker 0 also forks while it runs, onto its own deque, and signals only if,
+ * once the fork is queued, no older task is still queued below it (as `WorkerHost.signalAfterFork`:
+ * push, fence, look). Each worker takes a task if it can
  * (its own deque first, then the global queue, then the other's deque), and otherwise goes
  * idle the way `Worker.parkIdle` does: push itself idle, re-scan, wake itself if the re-scan
  * saw work. A worker left idle stands for a parked thread:
@@ -30,9 +32,12 @@ import java.util.concurrent.atomic.AtomicInteger
  * until keyed work for it arrives ([offerKeyed1]): then it wakes itself, in place if another
  * node is above it, as `parkWhileIdle` does.
  *
- * After every scenario ([noStrandedWork]): if a task is still queued, some worker is awake
- * (not IDLE) and will look again; every IDLE worker is linked in the idle stack (else no
- * producer could ever wake it); and `ACTIVE` counts exactly the awake workers.
+ * After every scenario ([noStrandedWork]): if a task is still queued while a worker is IDLE,
+ * some worker is counted as searching and will look again. An awake worker that is not
+ * searching does not count: it is running a task, which may block without telling the pool
+ * (a latch, a barrier) for as long as the task it is waiting for stays queued. Further, every
+ * IDLE worker is linked in the idle stack (else no producer could ever wake it), and `ACTIVE`
+ * counts exactly the awake workers.
  */
 open class IdleControlLincheckModel {
     private val work = AtomicInteger()
@@ -64,16 +69,26 @@ open class IdleControlLincheckModel {
     }
 
     /**
-     * Worker 0, while it runs a task, forks one onto its own deque and signals only if the deque
-     * was empty. Nothing happens while it is idle or has not yet run again after a claim (no
-     * task of its is running then).
+     * Worker 0, while it runs a task, forks one onto its own deque and signals unless an older
+     * task is still queued below it once the fork is queued. Nothing happens while it is idle or
+     * has not yet run again after a claim (no task of its is running then).
      */
     @Operation(nonParallelGroup = "worker0")
     fun fork0(): String {
         if (nodes[0].parkState() == ParkState.IDLE || parked[0]) return "not running"
-        if (deques[0].getAndIncrement() == 0) idle.signalWork()
+        if (forkLooksAfterPush) {
+            deques[0].incrementAndGet() // the push (and the fence: the model is sequentially consistent)
+            if (deques[0].get() < 2) idle.signalWork() // no older task below the fork
+        } else {
+            val older = deques[0].get() // looked before the push: a thief may take that task meanwhile
+            deques[0].incrementAndGet()
+            if (older == 0) idle.signalWork()
+        }
         return "forked"
     }
+
+    /** Whether a fork looks for an older task after its push (the protocol) or before it (broken). */
+    protected open val forkLooksAfterPush: Boolean = true
 
     /** Keyed work for worker 1: its producer only unparks it (a no-op here), never claims it. */
     @Operation
@@ -131,8 +146,8 @@ open class IdleControlLincheckModel {
     @Validate
     fun noStrandedWork() {
         val awake = nodes.count { it.parkState() != ParkState.IDLE }
-        check(queued() == 0 || awake > 0) {
-            "work stranded: ${queued()} task(s) queued while every worker is idle"
+        check(queued() == 0 || awake == nodes.size || Ctl.searching(idle.ctl()) > 0) {
+            "work stranded: ${queued()} task(s) queued while a worker is idle and none is searching"
         }
         val linked = HashSet<Int>()
         var top = Ctl.top(idle.ctl())
@@ -159,6 +174,32 @@ private fun fakeHost(nodes: Array<IdleNode>, visibleWork: () -> Boolean) = objec
 /** The same model with the sleeper's last look at the queues *before* it announces itself. */
 class IdleControlBrokenModel : IdleControlLincheckModel() {
     override val rescanAfterPush: Boolean = false
+}
+
+/** The same model with a fork that looks for an older task *before* its push (the skip as it was). */
+class IdleControlEarlyForkLookModel : IdleControlLincheckModel() {
+    override val forkLooksAfterPush: Boolean = false
+}
+
+/**
+ * Worker 0 runs a task and forks twice while worker 1, idle, is woken by the first fork and
+ * steals; then worker 1 looks again. Set up sequentially: both workers park (worker 0 on top),
+ * a producer publishes, which wakes worker 0, and worker 0 takes that task.
+ */
+private fun forkRace() = scenario {
+    initial {
+        actor(IdleControlLincheckModel::worker1)
+        actor(IdleControlLincheckModel::worker0)
+        actor(IdleControlLincheckModel::publish)
+        actor(IdleControlLincheckModel::worker0)
+    }
+    parallel {
+        thread {
+            actor(IdleControlLincheckModel::fork0)
+            actor(IdleControlLincheckModel::fork0)
+        }
+        thread { actor(IdleControlLincheckModel::worker1); actor(IdleControlLincheckModel::worker1) }
+    }
 }
 
 class IdleControlLincheckSpec : FunSpec({
@@ -200,7 +241,7 @@ class IdleControlLincheckSpec : FunSpec({
                     thread { actor(IdleControlLincheckModel::worker0) }
                 }
             }
-            // Forks: worker 0 forks twice (the second onto a non-empty deque, no signal) while
+            // Forks: worker 0 forks twice (the second, with the first still queued, reads no ctl) while
             // worker 1, idle at first, is woken by the first and steals; then both look again.
             .addCustomScenario {
                 initial { actor(IdleControlLincheckModel::worker1) }
@@ -213,6 +254,7 @@ class IdleControlLincheckSpec : FunSpec({
                     thread { actor(IdleControlLincheckModel::worker1); actor(IdleControlLincheckModel::worker1) }
                 }
             }
+            .addCustomScenario(forkRace())
             .check(IdleControlLincheckModel::class)
     }
 
@@ -231,6 +273,21 @@ class IdleControlLincheckSpec : FunSpec({
         idle.endSearch(nodes[0])
         nodes[1].parkState() shouldBe ParkState.RUNNING
         Ctl.active(idle.ctl()) shouldBe 2
+    }
+
+    test("model checking finds the stranded fork when a fork looks for an older task before its push") {
+        // Worker 0 runs a task (woken for a published one), worker 1 is idle. Worker 0 forks
+        // twice; the first fork wakes worker 1, which steals it. With the look before the push,
+        // the second fork can see the first still queued, then worker 1 steals it, finds nothing
+        // more and parks, and only then does the second fork land: nobody is searching, and
+        // worker 0's task may wait for it for ever (LivenessSpec's bursts of forks hung so).
+        val failure = shouldThrowAny {
+            options()
+                .iterations(0)
+                .addCustomScenario(forkRace())
+                .check(IdleControlEarlyForkLookModel::class)
+        }
+        failure.toString() shouldContain "work stranded"
     }
 
     test("model checking finds the lost wake-up when the sleeper looks before it announces itself") {

@@ -134,10 +134,11 @@ class ParkingInjectionRacesSpec : FunSpec({
     }
 
     test("fork skip: a presumption whose re-scan missed an unsignalled fork: the monitor's next look wakes a worker for it") {
-        // The monitor presumes the forking worker from its own thread, and its re-scan has no order
-        // with the fork's unfenced bottom store (docs/parking.md, "Forks onto a non-empty deque").
-        // The test thread stands in for a presumption whose re-scan missed the forks: it takes the
-        // presumption first (the monitor needs two stalled looks, a second or more) and skips the re-scan.
+        // The backstop (docs/parking.md, "Forks onto a non-empty deque"). It was added when forks
+        // were not fenced, and a presumption's re-scan on the monitor's thread could miss one; a
+        // fenced fork and the presumption are now a Dekker pair. The test thread stands in for a
+        // presumption whose re-scan missed the forks: it takes the presumption first (the monitor
+        // needs two stalled looks, a second or more) and skips the re-scan.
         val d = StealingDispatcher(1, "fork-missed", StealingOptions(spinRounds = 0, starvationInterval = Duration.ofMillis(500)))
         val pool = d.pool
         val forked = CountDownLatch(1)
@@ -149,7 +150,7 @@ class ParkingInjectionRacesSpec : FunSpec({
                 val w = Thread.currentThread() as Worker
                 wRef.set(w)
                 w.pushFork { ran.countDown() } // onto an empty deque: signals (ACTIVE == parallelism: nobody to wake)
-                w.pushFork { ran.countDown() } // onto a non-empty deque of a counted worker: no signal
+                w.pushFork { ran.countDown() } // an older task is queued below it: no read of ctl
                 forked.countDown()
                 release.await() // unmarked: waits until the test ends
             }

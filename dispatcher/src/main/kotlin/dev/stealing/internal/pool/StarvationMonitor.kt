@@ -32,8 +32,10 @@ import java.util.concurrent.locks.LockSupport
  * if its owner is blocked, so a timer of a blocked worker fires about on time.
  *
  * Backstop: a look that finds work waiting while no worker counts as active wakes or starts a
- * worker ([IdleControl.signalWork]), so work whose wake-up was skipped or missed (a fork onto a
- * non-empty deque, seen too late by a presumption's re-scan) waits at most one interval.
+ * worker ([IdleControl.signalWork]), so work whose wake-up was missed waits at most one
+ * interval. The parking proof does not need it (docs/parking.md, "Forks onto a non-empty
+ * deque"): it is a guard, added when forks were not fenced and a presumption's re-scan could
+ * miss one.
  *
  * The monitor costs nothing while the pool is idle: when no worker is active, nothing is
  * queued and no worker inside a task holds a timer, it parks until a worker becomes active
@@ -150,9 +152,8 @@ internal class StarvationMonitor(
             }
         }
         if (timersOverdue) pool.idle.signalWork() // a woken searcher takes them (WorkerTimers.takeOthersDueTimers)
-        // Backstop: work waits and no worker counts as active. A presumption's re-scan runs on
-        // this thread and has no order with a fork that skipped its signal (docs/parking.md,
-        // "Forks onto a non-empty deque"); whatever it missed, wake or start a worker now.
+        // Backstop: work waits and no worker counts as active. By the parking proof this does
+        // not happen (docs/parking.md); if a re-scan ever missed work, wake or start a worker now.
         else if (workWaiting && pool.idle.noneActive()) pool.idle.signalWork()
         return workWaiting || timersHeld || !pool.idle.noneActive()
     }

@@ -105,8 +105,8 @@ internal class WorkStealingPool(
 
     /**
      * [execute] for a task forked by [StealingDispatcher.fork]. The steps of [pushLocal],
-     * except that a fork onto a deque that already held a task, by a worker counted as active,
-     * skips the fence and the wake-up check ([signalAfterFork]). Written out in a method of its
+     * except that a fork that finds an older task still queued below it skips the read of ctl
+     * ([signalAfterFork]). Written out in a method of its
      * own on purpose: the JIT keeps one profile per method, and a fork/join loop compiled with
      * the profile of coroutine dispatches (outside submissions, frequent wake-ups) inlines their
      * cold paths and runs measurably slower (docs/investigations/2026-11-24-fork-join.md).
@@ -115,9 +115,9 @@ internal class WorkStealingPool(
     fun fork(task: ForkedTask<*>): Boolean {
         val w = currentWorker() ?: return forkFromOutside(task)
         if (isStopping()) return reject()
-        val dequeWasEmpty = w.deque.push(task)
+        w.deque.push(task)
         w.counters.countFork() // a plain increment by the owner: stats().forks
-        signalAfterFork(w.idleNode, dequeWasEmpty)
+        signalAfterFork(w.deque)
         return true
     }
 

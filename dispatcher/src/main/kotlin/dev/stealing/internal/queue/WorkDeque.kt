@@ -71,8 +71,8 @@ internal class WorkDeque(
      */
     @Volatile private var array: Array<Runnable?> = arrayOfNulls(initialCapacity)
 
-    /** Owner only. Pushes [task]; no lock, no CAS. True if the deque looked empty (a hint: a stale `top` says no). */
-    fun push(task: Runnable): Boolean {
+    /** Owner only. Pushes [task]; no lock, no CAS. */
+    fun push(task: Runnable) {
         assertOwner()
         val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
         val t = TOP.getAcquire(this) as Long // pairs with the CAS on top in steal()/pop()
@@ -80,7 +80,24 @@ internal class WorkDeque(
         if (b - t > a.size - 1) a = grow(a, t, b)
         a[slot(a, b)] = task // plain: published by the release store below
         BOTTOM.setRelease(this, b + 1) // pairs with getAcquire of bottom in steal()
-        return b <= t
+    }
+
+    /**
+     * Owner only, after a [push] and a full fence: whether a task older than the newest is
+     * still queued (nobody has taken it yet). A fork uses it to skip its wake-up check
+     * (docs/parking.md, "Forks onto a non-empty deque"): read *after* the fence, a task seen
+     * here was still queued when the push was already visible, so whoever takes it later sees
+     * the push too. (Read before the push, as it once was, a stale `top` could report a task
+     * that a thief took, and whose thief had already looked for more, while this thread was
+     * preempted before its store.)
+     */
+    fun holdsTaskBelowNewest(): Boolean {
+        assertOwner()
+        val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
+        // Volatile, after the caller's fence: with the fork's bottom store and that fence it acts
+        // as a volatile write then read, ordered against the CAS on top in steal()/pollOldest()
+        // and the reads of size(). A value below b - 1: the task at b - 1 was not yet taken.
+        return (TOP.getVolatile(this) as Long) < b - 1
     }
 
     /** Owner only. Pops the newest task, or returns null when empty (or the last task was stolen). */
@@ -342,10 +359,19 @@ internal class WorkDeque(
     /** Tests: the ring slots that still hold a reference, queued or not. */
     fun heldReferences(): Int = array.count { it != null }
 
-    /** Any thread. Number of queued tasks; a racy estimate when read by other threads. */
+    /**
+     * Any thread. Number of queued tasks; a racy estimate when read by other threads.
+     *
+     * `top` is read first, and both reads are volatile, so the read of `bottom` comes after it
+     * in the order of synchronization actions: a re-scan that sees a task taken (a raised
+     * `top`) then also sees every fork made visible before that take. A fork that read no ctl
+     * because an older task was still queued relies on it (docs/parking.md, "Forks onto a
+     * non-empty deque"). Read the other way round, an old `bottom` and a new `top` could make
+     * a deque with a fork in it look empty. (On x86 both are plain loads.)
+     */
     fun size(): Int {
-        val b = BOTTOM.getOpaque(this) as Long
-        val t = TOP.getOpaque(this) as Long
+        val t = TOP.getVolatile(this) as Long // after the CAS on top in steal()/pollOldest() that it sees
+        val b = BOTTOM.getVolatile(this) as Long // after the read of top; sees the fork's store
         return (b - t).coerceAtLeast(0).toInt()
     }
 

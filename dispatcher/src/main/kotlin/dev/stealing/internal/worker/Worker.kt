@@ -234,7 +234,7 @@ internal class Worker(
 
     /**
      * Owner only: pushes [task] (a fork, or the published half of a `forkJoin`) onto this
-     * worker's deque and signals unless it lands on a non-empty deque of a counted worker
+     * worker's deque and signals unless an older task is still queued below it
      * ([WorkerHost.signalAfterFork]); false, and nothing queued, when the pool is stopping. Its own
      * method, separate from the pool's general routing, for its own JIT profile: a fork/join
      * loop compiled with the profile of coroutine dispatches (outside submissions, frequent
@@ -243,7 +243,8 @@ internal class Worker(
      */
     fun pushFork(task: Runnable): Boolean {
         if (pool.isStopping()) return false
-        pool.signalAfterFork(idleNode, deque.push(task))
+        deque.push(task)
+        pool.signalAfterFork(deque)
         return true
     }
 

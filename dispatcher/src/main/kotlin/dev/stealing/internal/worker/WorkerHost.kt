@@ -1,7 +1,6 @@
 package dev.stealing.internal.worker
 
 import dev.stealing.StealingOptions
-import dev.stealing.internal.idle.BlockState
 import dev.stealing.internal.idle.Ctl
 import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.IdleHost
@@ -9,6 +8,7 @@ import dev.stealing.internal.idle.IdleNode
 import dev.stealing.internal.jvm.CpuPinning
 import dev.stealing.internal.queue.FairRotation
 import dev.stealing.internal.queue.MpmcTaskQueue
+import dev.stealing.internal.queue.WorkDeque
 import dev.stealing.internal.timer.nanosOrNever
 import java.lang.invoke.VarHandle
 import java.util.BitSet
@@ -113,23 +113,23 @@ internal abstract class WorkerHost(
     }
 
     /**
-     * Signals for a fork just pushed onto the deque of the worker with [node], unless the deque
-     * already held a task ([dequeWasEmpty] false, from [dev.stealing.internal.queue.WorkDeque.push])
-     * and the worker is counted as active: then the push that made the deque non-empty
-     * signalled, and a worker it woke recruits the next when it finds work, as `ForkJoinPool`
-     * signals only for a push onto an empty queue; and the forking worker re-scans its own deque
-     * when it deactivates. A worker inside a blocking region or presumed blocked is not counted
-     * and will not deactivate again, so its forks always signal (docs/parking.md, "Forks onto a
-     * non-empty deque"). `execute` and coroutine dispatches always signal (a fan-out of
-     * `execute` calls ran slower without it).
+     * Signals for a fork just pushed onto [deque] (its owner calls this), unless a task older
+     * than the fork is still queued there once the fork is visible: then whoever takes that task
+     * sees the fork too, and recruits for it as for any work it sees (a searcher's `endSearch`),
+     * so the read of ctl is skipped, as `ForkJoinPool` signals only for a push onto an empty
+     * queue. The fence stays: without it the check could see a task that a thief had taken, and
+     * whose thief had already looked for more, before the fork was visible
+     * (docs/parking.md, "Forks onto a non-empty deque"). `execute` and coroutine dispatches
+     * always read ctl (a fan-out of `execute` calls ran slower without it).
      */
     @Suppress("NOTHING_TO_INLINE")
-    inline fun signalAfterFork(node: IdleNode, dequeWasEmpty: Boolean) {
-        // Volatile read; pairs with the monitor's CAS to PRESUMED (presumeBlocked) and this
-        // worker's own writes in IdleBlocking. No fence orders the push before it, so a
-        // presumption racing this fork may miss it; the monitor's backstop (a look that sees
-        // work while no worker is active signals) covers that (docs/parking.md).
-        if (dequeWasEmpty || node.blockState != BlockState.NOT_BLOCKED) signalAfterPublish()
+    inline fun signalAfterFork(deque: WorkDeque) {
+        // Dekker fence: the fork's bottom store must be visible before top is read below (and
+        // ctl in signalWork()). Pairs with the steal's CAS on top followed by the thief's reads
+        // of bottom (WorkDeque.size() reads top first), and, as in signalAfterPublish(), with
+        // the fence after the idle push in goIdle().
+        VarHandle.fullFence()
+        if (!deque.holdsTaskBelowNewest()) idle.signalWork()
     }
 
     /** The worker of this pool running the calling code, or null. */
