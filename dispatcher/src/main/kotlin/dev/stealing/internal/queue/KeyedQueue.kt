@@ -82,6 +82,13 @@ internal class KeyedQueue {
         return task
     }
 
+    /** Owner only: whether [poll] would return a task now. */
+    fun hasLinkedTask(): Boolean {
+        // As in poll(): head is written only by the owner; the acquire pairs with setRelease in offer()/close().
+        val next = NEXT.getAcquire(HEAD.getOpaque(this) as Node) as Node?
+        return next != null && next !== CLOSED
+    }
+
     /**
      * Whether a task is queued or being offered (volatile read of tail). After [close]: until
      * the owner has polled everything linked before [CLOSED] (true while the closer is still

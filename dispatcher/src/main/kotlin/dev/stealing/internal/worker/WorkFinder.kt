@@ -32,6 +32,9 @@ import dev.stealing.internal.queue.KeyedQueue
  *    it off the core for over 100 us;
  * 6. it parks ([WorkerParking]: push idle, fence, re-scan, park); a core worker with pending
  *    timers parks no longer than until its earliest deadline.
+ *
+ * After each task the worker first asks [nextLocal], the short path of this order: its own
+ * deque's newest task when nothing before step 2 is due.
  */
 internal class WorkFinder(private val worker: Worker) {
     private val pool = worker.pool
@@ -138,6 +141,29 @@ internal class WorkFinder(private val worker: Worker) {
             }
             if (!w.parking.parkIdle()) return null
         }
+    }
+
+    /**
+     * After a task: the newest task of the own deque when [findTask] would take it next and do
+     * nothing else first, else null (then the worker calls [findTask]). That is: a core worker
+     * (an extra one checks for surplus first), no swap of keyed and shared work due, no keyed
+     * task waiting in a keyed-first stretch, no periodic look due, the pool not stopping. It
+     * counts the task as [findTask] would; on null it has counted nothing, so [findTask]
+     * counts as it always does.
+     */
+    fun nextLocal(): Runnable? {
+        val w = worker
+        val keyed = w.keyedQueue ?: return null // an extra worker: its surplus checks come first
+        val kt = keyedTick + 1
+        val t = tick + 1
+        if (kt == KEYED_SWAP || t == pool.globalCheckInterval) return null
+        if (keyedFirst && keyed.hasLinkedTask()) return null
+        if (pool.isStopping()) return null
+        val task = w.deque.pop() ?: return null
+        keyedTick = kt
+        tick = t
+        w.counters.countLocalPop()
+        return task
     }
 
     /**

@@ -111,15 +111,26 @@ internal class Worker(
                 pool.pinningFailed(e.message ?: e.toString())
             }
         }
+        val finder = finder
+        val idle = pool.idle
+        val node = idleNode
         try {
             while (true) {
-                val task = finder.findTask() ?: break
-                pool.idle.endSearch(idleNode)
-                topLevelTasks++
-                inTask = true
-                clearStrayInterrupt()
-                runTask(task)
-                inTask = false
+                var task = finder.findTask() ?: break
+                idle.endSearch(node)
+                // Then the own deque's newest tasks, one after another, for as long as findTask
+                // would return them next anyway (nextLocal), without its whole look each time:
+                // ForkJoinPool's workers also run their local tasks in a loop of their own. A
+                // fan-out of no-op tasks on one worker spent twice ForkJoinPool's time between
+                // tasks before (docs/investigations/2026-11-29-fan-out-per-task.md).
+                do {
+                    topLevelTasks++
+                    inTask = true
+                    clearStrayInterrupt()
+                    runTask(task)
+                    inTask = false
+                    task = finder.nextLocal() ?: break
+                } while (true)
             }
         } finally {
             if (!retired) pool.idle.exitRunning(idleNode)
