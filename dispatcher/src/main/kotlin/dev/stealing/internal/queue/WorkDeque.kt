@@ -94,9 +94,10 @@ internal class WorkDeque(
     fun holdsTaskBelowNewest(): Boolean {
         assertOwner()
         val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
-        // Volatile, after the caller's fence: with the fork's bottom store and that fence it acts
-        // as a volatile write then read, ordered against the CAS on top in steal()/pollOldest()
-        // and the reads of size(). A value below b - 1: the task at b - 1 was not yet taken.
+        // Volatile, after the caller's fence, which orders the fork's bottom store before it.
+        // Pairs with the CASes on top (steal(), pollOldest(), takeNewest()) and the reads of
+        // top then bottom in size() and steal(). A value below b - 1: the task at b - 1 was not
+        // yet taken (tryRemove takes without a CAS on top, and re-publishes what it shifted).
         return (TOP.getVolatile(this) as Long) < b - 1
     }
 
