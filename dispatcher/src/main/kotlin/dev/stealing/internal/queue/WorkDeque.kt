@@ -83,21 +83,15 @@ internal class WorkDeque(
     }
 
     /**
-     * Owner only, after a [push] and a full fence: whether a task older than the newest is
-     * still queued (nobody has taken it yet). A fork uses it to skip its wake-up check
-     * (docs/parking.md, "Forks onto a non-empty deque"): read *after* the fence, a task seen
-     * here was still queued when the push was already visible, so whoever takes it later sees
-     * the push too. (Read before the push, as it once was, a stale `top` could report a task
-     * that a thief took, and whose thief had already looked for more, while this thread was
-     * preempted before its store.)
+     * Owner only, after a [push] and a full fence: whether a task older than the newest is still
+     * queued. Read after the fence, so whoever takes that task later sees the push too: a fork
+     * then skips its read of ctl (docs/parking.md, "Forks onto a non-empty deque").
      */
     fun holdsTaskBelowNewest(): Boolean {
         assertOwner()
         val b = BOTTOM.get(this) as Long // plain: only the owner writes bottom
-        // Volatile, after the caller's fence, which orders the fork's bottom store before it.
-        // Pairs with the CASes on top (steal(), pollOldest(), takeNewest()) and the reads of
-        // top then bottom in size() and steal(). A value below b - 1: the task at b - 1 was not
-        // yet taken (tryRemove takes without a CAS on top, and re-publishes what it shifted).
+        // Volatile, after the caller's fence; pairs with the CASes on top (steal(), pollOldest(),
+        // takeNewest()) and the reads of top, then bottom, in size() and steal().
         return (TOP.getVolatile(this) as Long) < b - 1
     }
 
@@ -361,14 +355,9 @@ internal class WorkDeque(
     fun heldReferences(): Int = array.count { it != null }
 
     /**
-     * Any thread. Number of queued tasks; a racy estimate when read by other threads.
-     *
-     * `top` is read first, and both reads are volatile, so the read of `bottom` comes after it
-     * in the order of synchronization actions: a re-scan that sees a task taken (a raised
-     * `top`) then also sees every fork made visible before that take. A fork that read no ctl
-     * because an older task was still queued relies on it (docs/parking.md, "Forks onto a
-     * non-empty deque"). Read the other way round, an old `bottom` and a new `top` could make
-     * a deque with a fork in it look empty. (On x86 both are plain loads.)
+     * Any thread. Number of queued tasks; a racy estimate when read by other threads. `top` is
+     * read first, both volatile: a reader that sees a task taken also sees every fork made
+     * visible before that take (docs/parking.md, "Forks onto a non-empty deque").
      */
     fun size(): Int {
         val t = TOP.getVolatile(this) as Long // after the CAS on top in steal()/pollOldest() that it sees
