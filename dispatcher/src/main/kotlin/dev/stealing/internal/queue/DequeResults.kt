@@ -3,7 +3,7 @@ package dev.stealing.internal.queue
 /**
  * How [WorkDeque.tryRemove] recognises its target among queued tasks: whether [task] is the one
  * the caller looks for, given the caller's [target] (a task, a job, ...). Implemented by
- * singletons ([SameTask], `CoroutineOfJob` in AwaitInline.kt), so a removal allocates nothing.
+ * singletons ([SameTask], `CoroutineOfJob` in internal/join), so a removal allocates nothing.
  */
 internal fun interface TaskMatcher {
     fun matches(task: Runnable, target: Any): Boolean

@@ -17,8 +17,7 @@ import java.lang.invoke.VarHandle
  * - the owner (one thread, the worker that the deque belongs to): [push], [pop], [popIfNewest],
  *   [tryRemove], [pollOldest]. None of them takes a lock; [push] does no CAS at all, [pop] does
  *   a CAS only when it races thieves for the last task. With assertions enabled (`-ea`) each of
- *   them asserts that it runs on the owner thread: the [owner] given at construction, or, if
- *   that is null (tests), the first thread that calls an owner operation.
+ *   them asserts that it runs on the owner thread ([OwnerThreadCheck]).
  * - any thread: [steal], [size], [isEmpty].
  *
  * The invariants (every task pushed is taken exactly once, by the CAS on `top` where contested;
@@ -41,7 +40,7 @@ internal class WorkDeque(
      * for the Lincheck model, which confines the owner operations itself and would otherwise
      * interleave the check's reads too (it made the model check about three times slower).
      */
-    private val checksOwner: Boolean = true,
+    checksOwner: Boolean = true,
 ) {
     init {
         require(initialCapacity >= 2 && initialCapacity and (initialCapacity - 1) == 0) {
@@ -49,8 +48,8 @@ internal class WorkDeque(
         }
     }
 
-    /** See the constructor parameter; read and written only by the owner-operation assertions. */
-    private var owner: Thread? = owner
+    /** The owner operations' assertion ([assertOwner]); null when they check no thread. */
+    private val ownerCheck: OwnerThreadCheck? = if (checksOwner) OwnerThreadCheck(owner, "WorkDeque") else null
 
     /** Index of the oldest task; advanced only by CAS. Accessed through [TOP]. */
     @Suppress("unused") private var top: Long = 0
@@ -253,13 +252,10 @@ internal class WorkDeque(
      * - [Removal.mustRepublish]: the caller must now publish the deque again, exactly as after a
      *   push (full fence, then signal idle workers), because the removal may have hidden other
      *   queued tasks from thieves and re-scans for a moment. True for every removal that took a
-     *   task, and for a failed one that had hidden tasks above the match before finding it
-     *   stolen; false when nothing matched (`bottom` was not touched) or the match that was
-     *   stolen was the newest task (nothing above it to hide). A taken task is reported
-     *   conservatively: one reference cannot carry the task and a flag without allocating, so
-     *   the take of the newest task, which hides nothing (it is a pop), also asks for the
-     *   re-publication, which then costs a fence and a read of the pool's control word. A
-     *   caller that expects its target to be the newest task pops it with [popNewestIf] first.
+     *   task (conservatively: one reference cannot carry the task and a flag without allocating,
+     *   so a take of the newest task, a pop that hides nothing, asks too; a caller that expects
+     *   its target to be the newest pops it with [popNewestIf] first), and for a failed one that
+     *   had hidden tasks above the match before finding it stolen.
      */
     fun tryRemove(target: Any, matcher: TaskMatcher): Removal {
         assertOwner()
@@ -368,21 +364,10 @@ internal class WorkDeque(
     /** Any thread. Whether a thief would currently find a task. */
     fun isEmpty(): Boolean = size() == 0
 
-    /**
-     * The assertion of every owner operation. Not Kotlin's `assert`, which evaluates its
-     * argument even with assertions disabled: here the check sits behind [OWNER_CHECKS], a
-     * static final the JIT folds away, so without `-ea` it costs nothing.
-     */
+    /** The check of every owner operation: nothing without `-ea` ([OwnerThreadCheck.ENABLED]). */
     @Suppress("NOTHING_TO_INLINE")
     private inline fun assertOwner() {
-        if (OWNER_CHECKS && checksOwner) checkOwner() // a few bytes inline; the check itself is out of line
-    }
-
-    /** Throws [AssertionError] unless the caller is the owner; binds an ownerless deque to it. */
-    private fun checkOwner() {
-        val me = Thread.currentThread()
-        val o = owner ?: me.also { owner = it }
-        if (o !== me) throw AssertionError("owner-only WorkDeque operation on $me; the owner is $o")
+        if (OwnerThreadCheck.ENABLED) ownerCheck?.check() // a few bytes inline; the check is out of line
     }
 
     /** Capacity of the ring, for tests of growth. */
@@ -401,9 +386,6 @@ internal class WorkDeque(
 
     private companion object {
         const val INITIAL_CAPACITY = 64
-
-        /** Assertions enabled for this class (`-ea`): owner operations check their thread. */
-        @JvmField val OWNER_CHECKS: Boolean = WorkDeque::class.java.desiredAssertionStatus()
 
         val TOP: VarHandle = fieldHandle(WorkDeque::class.java, "top", Long::class.javaPrimitiveType!!)
         val BOTTOM: VarHandle = fieldHandle(WorkDeque::class.java, "bottom", Long::class.javaPrimitiveType!!)
