@@ -8,6 +8,10 @@ import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import kotlinx.coroutines.async
 import kotlinx.coroutines.runBlocking
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
+import kotlin.concurrent.thread
 import kotlin.random.Random
 
 /** `IntArray.parallelSort`, `LongArray.parallelSort` and Java's `StealingDispatcher.parallelSort`. */
@@ -91,7 +95,77 @@ class ParallelSortSpec : FunSpec({
         }
     }
 
+    test("a failure in the half the sorting worker runs itself reaches the caller only after the forked half has ended") {
+        // Two leaves on two workers: the left one, on the caller's worker, fails once the right
+        // one (forked, taken by the other worker) has started; the right one waits for a release
+        // that the watcher gives once the sort has returned, or after 1 s. With the join after a
+        // failure the sort cannot return before that release; without it, it returned at once,
+        // its forked half still running (an idle machine shows it; a very slow one may not).
+        val d = StealingDispatcher(2, "sort-failure")
+        try {
+            val sort = HalfFailingSort(2 * ParallelMergeSort.MIN_LEAF)
+            val returned = CountDownLatch(1)
+            val watcher = thread(name = "sort-failure-watcher") {
+                if (sort.leftFailing.await(30, TimeUnit.SECONDS)) returned.await(1, TimeUnit.SECONDS)
+                sort.releaseRight.countDown()
+            }
+            var rightEndedAtReturn: Boolean? = null
+            val error = runCatching {
+                runBlocking(d) {
+                    try {
+                        sort.sortAll(d.pool)
+                    } finally {
+                        rightEndedAtReturn = sort.rightEnded.get()
+                    }
+                }
+            }.exceptionOrNull()
+            returned.countDown()
+            watcher.join(30_000)
+            withClue("the injected error reaches the caller (kotlinx may recover it as a copy with the original as its cause): $error") {
+                generateSequence(error) { it.cause }.any { it === sort.injected } shouldBe true
+            }
+            withClue("the forked half had ended when the error reached the caller") { rightEndedAtReturn shouldBe true }
+        } finally {
+            d.close()
+        }
+    }
+
     test("leaves per worker count: as many as workers for a power of two, else the power of two at least twice as many") {
         (1..9).map { ParallelMergeSort.leafCount(it) } shouldBe listOf(1, 2, 8, 4, 16, 16, 16, 8, 32)
     }
 })
+
+/** Thrown by [HalfFailingSort]'s left leaf, as running out of memory would be. */
+private class InjectedSortError : Error("injected into the left leaf")
+
+/**
+ * A sort of two leaves that sorts nothing: the left leaf (`lo == 0`, run by the caller's
+ * worker) throws [injected] once the right leaf, forked, has started on the other worker; the
+ * right leaf waits for [releaseRight], then records that it ended.
+ */
+private class HalfFailingSort(size: Int) : ParallelMergeSort(size) {
+    val rightStarted = CountDownLatch(1)
+    val leftFailing = CountDownLatch(1)
+    val releaseRight = CountDownLatch(1)
+    val rightEnded = AtomicBoolean(false)
+    val injected = InjectedSortError()
+
+    override fun sortLeaf(inBuffer: Boolean, lo: Int, hi: Int) {
+        if (lo == 0) {
+            check(rightStarted.await(30, TimeUnit.SECONDS)) { "the other worker never took the forked half" }
+            leftFailing.countDown()
+            throw injected
+        }
+        rightStarted.countDown()
+        releaseRight.await(30, TimeUnit.SECONDS)
+        rightEnded.set(true)
+    }
+
+    override fun copyToBuffer(lo: Int, hi: Int) = Unit
+
+    override fun allocateBuffer() = Unit
+
+    override fun merge(fromBuffer: Boolean, aLo: Int, aHi: Int, bLo: Int, bHi: Int, to: Int) = Unit
+
+    override fun lowerBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int = lo
+}

@@ -27,10 +27,10 @@ import java.util.concurrent.Callable
  * "The sort"). A pool of one worker, or a short array, sorts in one `Arrays.sort` call with no
  * buffer.
  *
- * **Stopping** ([cancel], when the caller is cancelled): leaves not yet sorted are skipped (a
- * leaf that belongs in the buffer is still copied there), but every merge still runs, so the
- * array keeps its elements (a merge of any two sequences is a permutation of them), in an
- * unspecified order.
+ * **Stopping** ([cancel], when the caller is cancelled, or a failure in [forkAndRun]): leaves
+ * not yet sorted are skipped (a leaf that belongs in the buffer is still copied there), but
+ * every merge still runs, so the array keeps its elements (a merge of any two sequences is a
+ * permutation of them), in an unspecified order.
  *
  * Forks are [ForkedTask]s on the worker's deque, joined newest first as in [RangeLoop].
  *
@@ -118,7 +118,12 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
         forkAndRun({ mergeRange(fromBuffer, am, aHi, bm, bHi, rightTo) }, here = { mergeRange(fromBuffer, aLo, am, bLo, bm, to) })
     }
 
-    /** Forks [forked] onto this worker's deque (or runs it here if the pool is stopping), runs [here], then joins it. */
+    /**
+     * Forks [forked] onto this worker's deque (or runs it here if the pool is stopping), runs
+     * [here], then joins it. If [here] fails (only an `Error` can, such as running out of
+     * memory), the sort stops and the forked half is still joined before the failure goes on,
+     * as [RangeLoop] joins its halves: no part of the sort runs on after its call has returned.
+     */
     private fun forkAndRun(forked: () -> Unit, here: () -> Unit) {
         val w = Thread.currentThread() as Worker
         val task = ForkedTask(Callable(forked))
@@ -128,7 +133,17 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
             return
         }
         w.counters.countLoopSplit()
-        here()
+        try {
+            here()
+        } catch (e: Throwable) {
+            stopped = true // a forked half not started yet skips its leaves
+            try {
+                task.join()
+            } catch (f: Throwable) {
+                if (f !== e) e.addSuppressed(f)
+            }
+            throw e
+        }
         task.join() // an error in the forked half (out of memory in the buffer's pass) is the caller's
     }
 
