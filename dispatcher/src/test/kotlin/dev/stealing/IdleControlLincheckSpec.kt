@@ -5,6 +5,8 @@ import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.IdleHost
 import dev.stealing.internal.idle.IdleNode
 import dev.stealing.internal.idle.ParkState
+import dev.stealing.internal.idle.PendingPop
+import dev.stealing.internal.idle.finishLeftPops
 import dev.stealing.internal.idle.parkWhileIdle
 import io.kotest.assertions.throwables.shouldThrowAny
 import io.kotest.core.spec.style.FunSpec
@@ -17,6 +19,8 @@ import org.jetbrains.lincheck.datastructures.scenario
 import org.jetbrains.lincheck.datastructures.verifier.EpsilonVerifier
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicReference
+import java.util.function.IntConsumer
 
 /**
  * [IdleControl] alone, against a fake [IdleHost]: queues that are just counts of tasks (a global
@@ -32,7 +36,12 @@ import java.util.concurrent.atomic.AtomicInteger
  * until keyed work for it arrives ([offerKeyed1]): then it wakes itself, in place if another
  * node is above it, as `parkWhileIdle` does.
  *
- * After every scenario ([noStrandedWork]): if a task is still queued while a worker is IDLE,
+ * Errors in the signalling path: a producer's wake-up can be cut short by an Error after its
+ * CAS on ctl popped a node ([publishCutAtClaim], [publishCutAtUndo]: a deep caller's
+ * `StackOverflowError`); the starvation monitor's look ([monitorLook]) finishes what it left and,
+ * as its backstop by progress, wakes or starts a worker for queued work whatever ctl says.
+ *
+ * After every scenario and one more look of the monitor ([noStrandedWork]): if a task is still queued while a worker is IDLE,
  * some worker is counted as searching and will look again. An awake worker that is not
  * searching does not count: it is running a task, which may block without telling the pool
  * (a latch, a barrier) for as long as the task it is waiting for stays queued. Further, every
@@ -90,6 +99,50 @@ open class IdleControlLincheckModel {
     /** Whether a fork looks for an older task after its push (the protocol) or before it (broken). */
     protected open val forkLooksAfterPush: Boolean = true
 
+    /**
+     * A producer whose wake-up an Error cuts short at [step] ([PendingPop]), after its CAS on
+     * ctl popped a node ([IdleControl.finishPop]): a `StackOverflowError` of a deep caller. The
+     * step is left to a completer ([monitorLook]).
+     */
+    private fun publishCutShort(step: Int): String {
+        work.incrementAndGet()
+        cutShortAt.set(step)
+        cutShortOn.set(Thread.currentThread())
+        return try {
+            idle.signalWork()
+            "signalled"
+        } catch (e: CutShort) {
+            "cut short"
+        } finally {
+            cutShortOn.set(null)
+        }
+    }
+
+    private val cutShortAt = AtomicInteger(PendingPop.NONE)
+    private val cutShortOn = AtomicReference<Thread?>()
+
+    private class CutShort : Error("injected")
+
+    init {
+        idle.faultHook = IntConsumer { step -> if (step == cutShortAt.get() && cutShortOn.get() === Thread.currentThread()) throw CutShort() }
+    }
+
+    @Operation
+    fun publishCutAtClaim() = publishCutShort(PendingPop.CLAIM)
+
+    @Operation
+    fun publishCutAtUndo() = publishCutShort(PendingPop.UNDO)
+
+    /**
+     * The starvation monitor's look: it finishes the steps of pops an Error cut short, and (its
+     * backstop by progress) wakes or starts a worker for queued work whatever ctl says.
+     */
+    @Operation
+    fun monitorLook() {
+        if (monitorFinishesLeftPops) idle.finishLeftPops()
+        if (queued() > 0) idle.wakeOrStartRegardless()
+    }
+
     /** Keyed work for worker 1: its producer only unparks it (a no-op here), never claims it. */
     @Operation
     fun offerKeyed1() = keyedFor1.set(true)
@@ -143,8 +196,12 @@ open class IdleControlLincheckModel {
         }
     }
 
+    /** Whether the monitor finishes the steps that an Error left undone (the protocol) or never does (broken). */
+    protected open val monitorFinishesLeftPops: Boolean = true
+
     @Validate
     fun noStrandedWork() {
+        if (monitorFinishesLeftPops) idle.finishLeftPops() // the monitor's next look
         val awake = nodes.count { it.parkState() != ParkState.IDLE }
         check(queued() == 0 || awake == nodes.size || Ctl.searching(idle.ctl()) > 0) {
             "work stranded: ${queued()} task(s) queued while a worker is idle and none is searching"
@@ -165,6 +222,7 @@ open class IdleControlLincheckModel {
 /** A host whose queues are [visibleWork] and whose thread starts always succeed. */
 private fun fakeHost(nodes: Array<IdleNode>, visibleWork: () -> Boolean) = object : IdleHost {
     override fun idleNode(index: Int): IdleNode = nodes[index]
+    override fun forEachIdleNode(action: (IdleNode) -> Unit) = nodes.forEach(action)
     override fun hasVisibleWork(): Boolean = visibleWork()
     override fun startWorker(): Boolean = true
     override fun workerStartFailed(cause: Throwable, noneLive: Boolean) = throw AssertionError("no start can fail here", cause)
@@ -174,6 +232,11 @@ private fun fakeHost(nodes: Array<IdleNode>, visibleWork: () -> Boolean) = objec
 /** The same model with the sleeper's last look at the queues *before* it announces itself. */
 class IdleControlBrokenModel : IdleControlLincheckModel() {
     override val rescanAfterPush: Boolean = false
+}
+
+/** The same model with nobody finishing what an Error left of a pop (as before finishPop's catch and IdleRepair.kt). */
+class IdleControlNoRepairModel : IdleControlLincheckModel() {
+    override val monitorFinishesLeftPops: Boolean = false
 }
 
 /** The same model with a fork that looks for an older task *before* its push (the skip as it was). */
@@ -255,6 +318,18 @@ class IdleControlLincheckSpec : FunSpec({
                 }
             }
             .addCustomScenario(forkRace())
+            // A wake-up cut short by an Error, against a producer, a worker going idle and the monitor's look.
+            .addCustomScenario {
+                initial {
+                    actor(IdleControlLincheckModel::worker1)
+                    actor(IdleControlLincheckModel::worker0)
+                }
+                parallel {
+                    thread { actor(IdleControlLincheckModel::publishCutAtClaim); actor(IdleControlLincheckModel::publish) }
+                    thread { actor(IdleControlLincheckModel::worker0); actor(IdleControlLincheckModel::worker1) }
+                    thread { actor(IdleControlLincheckModel::monitorLook) }
+                }
+            }
             .check(IdleControlLincheckModel::class)
     }
 
@@ -288,6 +363,27 @@ class IdleControlLincheckSpec : FunSpec({
                 .check(IdleControlEarlyForkLookModel::class)
         }
         failure.toString() shouldContain "work stranded"
+    }
+
+    test("model checking finds the worker nobody can wake when an Error cuts a wake-up short and nobody finishes it") {
+        // Both workers park; a producer's pop of worker 0 is cut short before its claim. Without
+        // a completer, worker 0 stays IDLE, unlinked and counted: no producer can ever wake it.
+        val failure = shouldThrowAny {
+            options()
+                .iterations(0)
+                .addCustomScenario {
+                    initial {
+                        actor(IdleControlLincheckModel::worker1)
+                        actor(IdleControlLincheckModel::worker0)
+                    }
+                    parallel {
+                        thread { actor(IdleControlLincheckModel::publishCutAtClaim) }
+                        thread { actor(IdleControlLincheckModel::publish) }
+                    }
+                }
+                .check(IdleControlNoRepairModel::class)
+        }
+        failure.toString() shouldContain "not on the idle stack"
     }
 
     test("model checking finds the lost wake-up when the sleeper looks before it announces itself") {

@@ -199,6 +199,7 @@ private fun pool(d: StealingDispatcher) = d.pool
 private fun maskedMonitorScenario(transientPop: Boolean): Boolean {
     val d = StealingDispatcher(1, "masked-$transientPop", StealingOptions(spinRounds = 0, starvationInterval = Duration.ofMillis(20)))
     val pool = d.pool
+    pool.monitor!!.idleLookNanos = Long.MAX_VALUE // only onPoolActive() may wake it: what this test is about
     val gate = CountDownLatch(1)
     val leftBlocking = CountDownLatch(1)
     val bRan = CountDownLatch(1)
@@ -209,7 +210,7 @@ private fun maskedMonitorScenario(transientPop: Boolean): Boolean {
             bRan.await(10, TimeUnit.SECONDS) // unmarked: stuck until B runs; detection must compensate
         }
         // Nothing active, nothing queued: the monitor parks without a time limit (WAITING).
-        eventually(5_000) { d.stats().blockedThreads == 1 && pool.monitor!!.state == Thread.State.WAITING } shouldBe true
+        eventually(5_000) { d.stats().blockedThreads == 1 && pool.monitor.state == Thread.State.WAITING } shouldBe true
         // B's producer: offer (P1), then signalWork reads ACTIVE 0 < 1 and pops the top node, a stale
         // or retired one, adding ACTIVE + 1 and SEARCHING + 1 before claiming it ...
         pool.global.offer(Runnable { bRan.countDown() }) shouldBe true

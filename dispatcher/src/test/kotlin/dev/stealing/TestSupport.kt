@@ -28,16 +28,23 @@ fun eventually(timeoutMs: Long, condition: () -> Boolean): Boolean {
 }
 
 /**
- * Runs [main]'s `main` in a fresh JVM on this test's class path ([jvmArgs] before the class
- * name; [launcher], such as `taskset -c 0`, before `java`) and returns its output lines, stdout
+ * Runs [main]'s `main` in a fresh JVM ([javaCommand], this JVM's by default) on this test's class
+ * path ([jvmArgs] before the class name, [args] after it; [launcher], such as `taskset -c 0`,
+ * before `java`) and returns its output lines, stdout
  * and stderr together. Fails, killing it, if it has not ended within [timeoutSeconds]: a hang
  * becomes a failure, not a stuck build.
  */
-fun runInFreshJvm(main: Class<*>, jvmArgs: List<String> = emptyList(), launcher: List<String> = emptyList(), timeoutSeconds: Long = 300): List<String> {
-    val javaCommand = ProcessHandle.current().info().command().orElse("java")
+fun runInFreshJvm(
+    main: Class<*>,
+    jvmArgs: List<String> = emptyList(),
+    launcher: List<String> = emptyList(),
+    timeoutSeconds: Long = 300,
+    args: List<String> = emptyList(),
+    javaCommand: String = ProcessHandle.current().info().command().orElse("java"),
+): List<String> {
     val log = Files.createTempFile("fresh-jvm", ".log")
     try {
-        val command = launcher + javaCommand + jvmArgs + listOf("-cp", System.getProperty("java.class.path"), main.name)
+        val command = launcher + javaCommand + jvmArgs + listOf("-cp", System.getProperty("java.class.path"), main.name) + args
         val p = ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start()
         if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
             p.destroyForcibly()

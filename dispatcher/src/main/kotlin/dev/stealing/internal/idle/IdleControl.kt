@@ -1,9 +1,11 @@
 package dev.stealing.internal.idle
 
+import dev.stealing.internal.jvm.StackHeadroom
 import dev.stealing.internal.jvm.UnparkEvent
 import dev.stealing.internal.jvm.fieldHandle
 import dev.stealing.internal.jvm.jfrStarted
 import java.lang.invoke.VarHandle
+import java.util.function.IntConsumer
 import java.util.concurrent.locks.LockSupport
 
 /**
@@ -78,24 +80,34 @@ internal class IdleControl(
 
     /** The rest of [signalWork]: re-reads `ctl` and wakes or starts a searcher if still needed. */
     fun wakeOrStartWorker() {
+        wakeOrStart(regardlessOfCounts = false)
+    }
+
+    /**
+     * The starvation monitor's backstop ([StarvationMonitor][dev.stealing.internal.pool]): work
+     * has waited through a whole interval in which no worker started a task and fewer than
+     * `parallelism` ran one, so a wake-up was lost or a count stands for a worker that does not
+     * exist. Wakes the top idle worker or starts one whatever the counts say; the woken worker is
+     * counted as any woken worker is (a count too high is allowed; this one is).
+     */
+    fun wakeOrStartRegardless() {
+        wakeOrStart(regardlessOfCounts = true)
+    }
+
+    private fun wakeOrStart(regardlessOfCounts: Boolean) {
         while (true) {
             val c = ctl()
-            if (Ctl.searching(c) > 0 || Ctl.active(c) >= parallelism) return
+            if (!regardlessOfCounts && (Ctl.searching(c) > 0 || Ctl.active(c) >= parallelism)) return
             val top = Ctl.top(c)
             if (top != 0) {
                 val node = host.idleNode(top - 1)
                 val next = node.nextIdle // racy read is fine: a stale value fails the versioned CAS
-                if (cas(c, Ctl.withTop(c, next) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                    if (claimPopped(node)) {
-                        host.workerActivated()
-                        wake(node)
-                        return
-                    }
-                    addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE) // stale or retired node: undo
-                }
+                if (cas(c, Ctl.withTop(c, next) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE) && finishPop(node)) return
             } else if (Ctl.live(c) < maxThreads) {
+                // Stack first, then the count: the start and its undo then run within what was
+                // reserved, so no StackOverflowError leaves the count standing (startWorkerOrUndo).
+                StackHeadroom.reserve()
                 if (cas(c, c + Ctl.LIVE_ONE + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                    host.workerActivated()
                     startWorkerOrUndo()
                     return
                 }
@@ -113,18 +125,29 @@ internal class IdleControl(
         while (true) {
             val c = ctl()
             if (Ctl.live(c) >= parallelism) return false
-            if (cas(c, c + Ctl.LIVE_ONE + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                host.workerActivated()
-                return startWorkerOrUndo()
-            }
+            StackHeadroom.reserve() // as in wakeOrStartWorker
+            if (cas(c, c + Ctl.LIVE_ONE + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) return startWorkerOrUndo()
         }
     }
+
+    /**
+     * Tests only: called with a [PendingPop] step just before [finishPop] takes it, and with
+     * [START_STEP] before a counted start; a hook that throws stands in for an Error there. A
+     * volatile read on the wake-up path only, which also unparks a thread.
+     */
+    @Volatile @JvmField internal var faultHook: IntConsumer? = null
+
+    /**
+     * Set after a catch left a step to a completer ([IdleNode.pendingPop]); cleared by the
+     * completer that takes the steps (`IdleRepair.kt`). A plain store in the catch.
+     */
+    @Volatile @JvmField internal var repairPending = false
 
     /**
      * Claims a node just popped from the stack: true if it was IDLE, now RUNNING and to be
      * unparked; false if it was stale (its worker already woke itself) or retired.
      */
-    private fun claimPopped(node: IdleNode): Boolean {
+    internal fun claimPopped(node: IdleNode): Boolean {
         while (true) {
             when (val s = node.parkState()) {
                 ParkState.IDLE -> if (node.casParkState(s, ParkState.RUNNING)) return true
@@ -135,11 +158,15 @@ internal class IdleControl(
         }
     }
 
-    /** [node]'s worker ran out of local work and starts searching, unless it already is. */
+    /**
+     * [node]'s worker ran out of local work and starts searching, unless it already is. The count
+     * first, the flag after: an Error in the add leaves both as they were (the flag is a plain
+     * store, which cannot fail), never a flag without its count.
+     */
     fun beginSearch(node: IdleNode) {
         if (node.searching) return
-        node.searching = true
         addCtl(Ctl.SEARCHING_ONE)
+        node.searching = true
     }
 
     /**
@@ -150,8 +177,8 @@ internal class IdleControl(
      */
     fun endSearch(node: IdleNode) {
         if (!node.searching) return
+        val c = addCtl(-Ctl.SEARCHING_ONE) // then the flag, as in beginSearch
         node.searching = false
-        val c = addCtl(-Ctl.SEARCHING_ONE)
         // Dekker with a producer that saw this searcher counted and woke nobody: its publication
         // came before its read of ctl, and that read before this atomic add, so the re-scan
         // after the add sees the work if it is still queued (docs/parking.md, Step 3).
@@ -300,22 +327,15 @@ internal class IdleControl(
     }
 
     /**
-     * [node]'s worker stops counting as active (a blocking region or a presumption,
+     * A worker just stopped counting as active (a blocking region or a presumption,
      * `IdleBlocking.kt`): if work is waiting, another worker is woken or started in its place.
      */
-    internal fun uncountBlocked() {
-        addCtl(-Ctl.ACTIVE_ONE)
+    internal fun compensateUncounted() {
         // Dekker fence: the decrement must be visible before the re-scan below, or a producer
         // that read the old count (and so woke nobody) could be missed. Pairs with the
         // producer's ordering of its publication before its read of ctl in signalWork().
         VarHandle.fullFence()
         if (host.hasVisibleWork()) signalWork()
-    }
-
-    /** A blocked worker counts as active again. */
-    internal fun countUnblocked() {
-        addCtl(Ctl.ACTIVE_ONE)
-        host.workerActivated()
     }
 
     /** Pops and wakes every idle worker (shutdown). */
@@ -325,19 +345,17 @@ internal class IdleControl(
             val top = Ctl.top(c)
             if (top == 0) return
             val node = host.idleNode(top - 1)
-            if (cas(c, Ctl.withTop(c, node.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) {
-                if (claimPopped(node)) {
-                    host.workerActivated()
-                    wake(node)
-                } else {
-                    addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
-                }
-            }
+            if (cas(c, Ctl.withTop(c, node.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) finishPop(node)
         }
     }
 
-    private fun wake(node: IdleNode) {
+    internal fun wake(node: IdleNode) {
         LockSupport.unpark(node.thread) // after the state CAS; the sleeper re-checks its state around park()
+    }
+
+    /** After [wake]: the monitor watches, and the wake-up is recorded. Nothing here is needed for the wake-up itself. */
+    internal fun activated(node: IdleNode) {
+        host.workerActivated()
         if (!jfrStarted()) return
         val event = UnparkEvent()
         if (event.isEnabled) {
@@ -345,24 +363,6 @@ internal class IdleControl(
             event.worker = node.index
             event.commit()
         }
-    }
-
-    /**
-     * Starts a worker, already counted as live, active and searching. If the thread cannot be
-     * started (no native threads left, or no free slot), the worker it was counted as never
-     * exists: uncount it and tell the host instead of throwing into whoever signalled (a
-     * submitter whose task was already accepted, or a worker's loop).
-     */
-    private fun startWorkerOrUndo(): Boolean {
-        val started = try {
-            host.startWorker()
-        } catch (e: Throwable) {
-            addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
-            host.workerStartFailed(e, noneLive = Ctl.live(ctl()) == 0)
-            return false
-        }
-        if (!started) addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE) // pool quiesced meanwhile
-        return started
     }
 
     companion object {
@@ -377,6 +377,10 @@ internal class IdleControl(
 
         /** [parkWhileIdle]: its keep-alive ran out and it retired. */
         const val PARK_RETIRED = 2
+
+        /** [faultHook]'s step before a counted start of a worker ([startWorkerOrUndo]). */
+        const val START_STEP = 10
+
 
         private val CTL: VarHandle = fieldHandle(IdleControl::class.java, "ctl", Long::class.javaPrimitiveType!!)
     }

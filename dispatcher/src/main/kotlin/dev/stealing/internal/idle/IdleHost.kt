@@ -7,6 +7,9 @@ internal interface IdleHost {
     /** The node of the worker in slot [index] (a slot that the idle stack links to is filled). */
     fun idleNode(index: Int): IdleNode
 
+    /** Calls [action] with the node of every started worker (a racy walk of the worker slots). */
+    fun forEachIdleNode(action: (IdleNode) -> Unit)
+
     /** The re-scan: whether any queue holds work that any worker may take. */
     fun hasVisibleWork(): Boolean
 

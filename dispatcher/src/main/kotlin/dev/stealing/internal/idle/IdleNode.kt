@@ -46,12 +46,28 @@ internal class IdleNode(@JvmField val index: Int, @JvmField val thread: Thread) 
      */
     @JvmField internal var nextIdle = 0
 
-    /** Own worker only: nesting depth of blocking regions; only the outermost one is counted. */
+    /**
+     * Own worker only: nesting depth of blocking regions; only the outermost one is counted.
+     * Non-zero exactly while the block state is MARKED (set after the uncount, cleared with the
+     * recount), so a region left open by an Error is seen at the end of the worker's top-level
+     * task ([IdleControl.closeLeakedRegion]).
+     */
     @JvmField internal var blockingDepth = 0
+
+    /**
+     * A [PendingPop]: the step a popper of this node left undone because an Error cut it short
+     * after its CAS on ctl ([IdleControl.finishPop]). Written by that popper in its catch, with a
+     * plain store (no call, which could overflow the stack again); taken by a completer's swap
+     * (`IdleRepair.kt`). At most one popper owns a popped node, so the store has no rival.
+     */
+    @Volatile @JvmField internal var pendingPop = PendingPop.NONE
+
+    internal fun takePendingPop(): Int = PENDING_POP.getAndSet(this, PendingPop.NONE) as Int
 
     private companion object {
         val PARK_STATE: VarHandle = fieldHandle(IdleNode::class.java, "parkState", Int::class.javaPrimitiveType!!)
         val BLOCK_STATE: VarHandle = fieldHandle(IdleNode::class.java, "blockState", Int::class.javaPrimitiveType!!)
+        val PENDING_POP: VarHandle = fieldHandle(IdleNode::class.java, "pendingPop", Int::class.javaPrimitiveType!!)
     }
 }
 
@@ -72,6 +88,22 @@ internal object ParkState {
     const val RUNNING_ON_STACK = 2
     const val RETIRED_ON_STACK = 3
     const val RETIRED = 4
+}
+
+/**
+ * What is left of a pop that an Error cut short after its CAS on ctl ([IdleNode.pendingPop]).
+ *
+ * - NONE: nothing.
+ * - CLAIM: the node is popped and counted, not yet claimed: claim it, then unpark its worker or
+ *   (stale or retired node) undo the count.
+ * - UNPARK: the node is claimed (RUNNING): unpark its worker.
+ * - UNDO: the node was stale or retired: undo the count the pop added.
+ */
+internal object PendingPop {
+    const val NONE = 0
+    const val CLAIM = 1
+    const val UNPARK = 2
+    const val UNDO = 3
 }
 
 /**

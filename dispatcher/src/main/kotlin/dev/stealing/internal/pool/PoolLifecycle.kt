@@ -3,6 +3,7 @@ package dev.stealing.internal.pool
 import dev.stealing.ForkedTask
 import dev.stealing.internal.idle.allIdle
 import dev.stealing.internal.join.ForkHalf
+import dev.stealing.internal.jvm.StackHeadroom
 import dev.stealing.internal.timer.DelayedTask
 import dev.stealing.internal.timer.Timer
 import dev.stealing.internal.worker.Worker
@@ -70,9 +71,26 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
     fun isStopping(): Boolean = runState >= RunState.STOP
     fun isTerminated(): Boolean = runState == RunState.TERMINATED
 
-    /** Runs [block] under [lock]. */
+    /**
+     * Runs [block] under [lock], after reserving stack ([StackHeadroom]): a `StackOverflowError`
+     * inside `lock()` after it took the lock, or inside `unlock()` before it let go, would leave
+     * the lock held for good, and every later start, exit and shutdown of the pool waiting on it.
+     * Callers may be deep (a submitter that starts a worker, `close()` from deep code).
+     */
     @OptIn(ExperimentalContracts::class)
     inline fun <T> locked(block: () -> T): T {
+        contract { callsInPlace(block, InvocationKind.EXACTLY_ONCE) }
+        StackHeadroom.reserve()
+        return lockForInline().withLock(block)
+    }
+
+    /**
+     * [locked] without the reserve, for a caller already inside a reserve of its own that must
+     * not fail here: the undo of a worker start (`WorkerThreads.startWorker`), whose caller
+     * reserved stack before it counted the worker.
+     */
+    @OptIn(ExperimentalContracts::class)
+    inline fun <T> lockedWithinReserve(block: () -> T): T {
         contract { callsInPlace(block, InvocationKind.EXACTLY_ONCE) }
         return lockForInline().withLock(block)
     }
@@ -121,7 +139,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
         pool.timers.periodicTasks.cancelAll()
         if (!pool.global.isDrained() || pool.fair.hasWork()) pool.signalAfterPublish() // tasks queued: make sure a worker runs them
         pool.idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
-        lock.withLock { tryTerminateLocked() }
+        locked { tryTerminateLocked() }
         if (isTerminated()) pool.monitor?.wakeToExit()
     }
 
@@ -153,14 +171,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
             }
             pool.workers.forEach { w ->
                 w.timers?.closeAndDrain { unstarted += it } // closed: a later add is refused to its creator
-                for (queue in arrayOf(w.deque, w.yields)) {
-                    while (true) {
-                        val r = queue.steal()
-                        val task = r.taskOrNull
-                        // Retry: a lost race, or the owner (still running) mid-removal; it is brief.
-                        if (task != null) unstarted += task else if (r.isEmpty) break else Thread.onSpinWait()
-                    }
-                }
+                for (queue in arrayOf(w.deque, w.yields)) stealAll(queue, unstarted)
             }
         } finally {
             if (stopping) stopHandBackTaken = true // volatile: pairs with the read in awaitStopHandBack()
@@ -185,7 +196,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
             }
         }
         wakeAllForExit()
-        lock.withLock { tryTerminateLocked() }
+        locked { tryTerminateLocked() }
         return handedBack
     }
 
@@ -206,7 +217,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
 
     /** Moves the run state forward to [target]; true if this call moved it. */
     private fun advanceRunState(target: Int): Boolean =
-        lock.withLock {
+        locked {
             if (runState < target) {
                 runState = target
                 true
@@ -228,7 +239,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
             pool.idle.wakeAll()
             return
         }
-        if (lock.withLock { quiesceLocked() }) wakeAllForExit()
+        if (locked { quiesceLocked() }) wakeAllForExit()
     }
 
     /**
@@ -315,7 +326,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
             // A shutdown that came while the start was failing could not terminate the pool (the
             // worker was counted, then the queues held work): with both now empty, it can.
             if (isShutdown()) {
-                lock.withLock { tryTerminateLocked() }
+                locked { tryTerminateLocked() }
                 if (isTerminated()) pool.monitor?.wakeToExit()
             }
             if (pool.idle.liveCount != 0 || (pool.global.size() == 0 && !pool.fair.hasWork())) return
@@ -331,7 +342,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
         if (nanos <= 0L) return false
         check(pool.currentWorker() == null) { "a task of ${pool.name} cannot wait for ${pool.name} to terminate" }
         var remaining = nanos
-        lock.withLock {
+        locked {
             while (runState != RunState.TERMINATED) {
                 if (remaining <= 0L) return false
                 remaining = terminatedCondition.awaitNanos(remaining)

@@ -1,6 +1,7 @@
 package dev.stealing.internal.pool
 
 import dev.stealing.internal.idle.BlockState
+import dev.stealing.internal.idle.finishLeftPops
 import dev.stealing.internal.idle.noneActive
 import dev.stealing.internal.idle.presumeBlocked
 import dev.stealing.internal.worker.Worker
@@ -31,17 +32,29 @@ import java.util.concurrent.locks.LockSupport
  * worker has pending timers the monitor keeps looking, and looks no later than their deadline
  * if its owner is blocked, so a timer of a blocked worker fires about on time.
  *
- * Backstop: a look that finds work waiting while no worker counts as active wakes or starts a
- * worker ([IdleControl.signalWork]), so work whose wake-up was missed waits at most one
- * interval. The parking proof does not need it (docs/parking.md, "Forks onto a non-empty
- * deque"): it is a guard, added when forks were not fenced and a presumption's re-scan could
- * miss one.
+ * Backstop, for what the parking proof does not cover: an Error that cut a signal short
+ * (docs/parking.md, "Errors in the signalling path").
+ * - Each look first finishes the steps of pops that an Error cut short
+ *   ([IdleControl.finishLeftPops]).
+ * - A look that finds work waiting while no worker counts as active wakes or starts a worker
+ *   ([IdleControl.signalWork]).
+ * - It does not trust the counts either: when work has waited through [BACKSTOP_STALLED_LOOKS]
+ *   looks in a row with no task started on any worker in between, and fewer than `parallelism`
+ *   workers inside a task and not blocked, it wakes or starts a worker whatever ctl says
+ *   ([IdleControl.wakeOrStartRegardless]); a worker not inside a task whose keyed queue holds
+ *   work and that started nothing since the last look is unparked (it wakes itself for it).
+ *   So a lost wake-up, or a count that stands for a worker that does not exist, costs queued
+ *   work a few intervals, never the pool.
  *
- * The monitor costs nothing while the pool is idle: when no worker is active, nothing is
- * queued and no worker inside a task holds a timer, it parks until a worker becomes active
- * again ([onPoolActive], called through
- * [IdleHost.workerActivated] after every transition that makes a worker active, not only the
- * one away from zero: a popper's count that it is about to undo can hide that one).
+ * The monitor costs next to nothing while the pool is idle: when no worker is active, nothing is
+ * queued and no worker inside a task holds a timer, it parks for [IDLE_LOOK_NANOS] or until a
+ * worker becomes active again ([onPoolActive], called through [IdleHost.workerActivated] after
+ * every transition that makes a worker active, not only the one away from zero: a popper's
+ * count that it is about to undo can hide that one). Not without a limit: a signal that an
+ * Error cut short before it changed anything leaves work queued and every thread parked.
+ *
+ * An Error of its own (an `OutOfMemoryError` while it looks) goes to the pool's failure handler,
+ * and the monitor goes on.
  */
 internal class StarvationMonitor(
     private val pool: WorkStealingPool,
@@ -90,6 +103,21 @@ internal class StarvationMonitor(
     }
 
     override fun run() {
+        while (!pool.isStopping()) {
+            try {
+                watchUntilStopping()
+            } catch (e: Throwable) {
+                try {
+                    pool.reportFailure(this, e)
+                } catch (_: Throwable) { // nothing more to do with it: go on watching
+                }
+                LockSupport.parkNanos(this, intervalNanos) // no hot loop if the error repeats
+            }
+        }
+    }
+
+    /** Looks at the workers every interval, or sleeps while nothing is active, until the pool stops. */
+    private fun watchUntilStopping() {
         var nextLook = System.nanoTime() + intervalNanos
         while (!pool.isStopping()) {
             val untilLook = nextLook - System.nanoTime()
@@ -103,7 +131,8 @@ internal class StarvationMonitor(
                 sleeping = true // volatile write, then volatile reads of ctl and the heaps: pairs with onPoolActive() and onTimerAdded()
                 VarHandle.fullFence()
                 if (pool.idle.noneActive() && !pool.hasVisibleWork() && !timersHeldInTasks() && !pool.isStopping()) {
-                    LockSupport.park(this)
+                    val limit = idleLookNanos
+                    if (limit == Long.MAX_VALUE) LockSupport.park(this) else LockSupport.parkNanos(this, limit)
                 }
                 sleeping = false
                 interrupted()
@@ -117,7 +146,10 @@ internal class StarvationMonitor(
      * no worker inside a task holding timers).
      */
     private fun look(): Boolean {
+        pool.idle.finishLeftPops()
         val workWaiting = pool.hasVisibleWork()
+        var anyStarted = false // a task started on some worker since the previous look
+        var running = 0 // workers inside a task and not blocked
         var injected = false
         var timersHeld = false
         var timersOverdue = false
@@ -136,6 +168,12 @@ internal class StarvationMonitor(
                 }
             }
             watch.lastTopLevel = topLevel
+            if (executed != watch.lastExecuted) {
+                anyStarted = true
+            } else if (!w.inTask && w.keyedQueue?.hasWork() == true) {
+                LockSupport.unpark(w) // keyed work only it may run, and it did not: it re-checks its own work
+            }
+            if (w.inTask && w.idleNode.blockState == BlockState.NOT_BLOCKED) running++
             if (!w.inTask || executed != watch.lastExecuted) {
                 watch.lastExecuted = executed
                 watch.stalledTicks = 0
@@ -155,8 +193,29 @@ internal class StarvationMonitor(
         // Backstop: work waits and no worker counts as active. By the parking proof this does
         // not happen (docs/parking.md); if a re-scan ever missed work, wake or start a worker now.
         else if (workWaiting && pool.idle.noneActive()) pool.idle.signalWork()
+        // Backstop by progress, whatever ctl says: work waits, nothing started, capacity unused.
+        stalledLooks = if (workWaiting && !anyStarted && running < pool.parallelism) stalledLooks + 1 else 0
+        if (stalledLooks >= BACKSTOP_STALLED_LOOKS && !injected) {
+            stalledLooks = 0
+            backstopWakeUps++
+            pool.idle.wakeOrStartRegardless()
+        }
         return workWaiting || timersHeld || !pool.idle.noneActive()
     }
+
+    /**
+     * Longest sleep while the pool is idle: [IDLE_LOOK_NANOS]. Tests that check the wake-ups of
+     * an idle monitor ([onPoolActive]) set it to Long.MAX_VALUE, no limit, so that the limit
+     * does not wake it for them.
+     */
+    @Volatile var idleLookNanos = IDLE_LOOK_NANOS
+
+    /** Looks in a row that found work waiting, no task started and capacity unused. This thread only. */
+    private var stalledLooks = 0
+
+    /** Wake-ups of the backstop by progress ([IdleControl.wakeOrStartRegardless]); this thread writes, tests read. */
+    @Volatile var backstopWakeUps = 0L
+        private set
 
     /**
      * What this monitor saw of one worker at its last look: its executed count, its top-level
@@ -207,5 +266,15 @@ internal class StarvationMonitor(
 
         /** Shortest wait between two looks when a blocked worker's timer is due (or overdue). */
         const val MIN_TIMER_WAIT_NANOS = 1_000_000L
+
+        /**
+         * Looks in a row with work waiting, no task started and capacity unused before the
+         * backstop wakes a worker regardless of ctl: two, so a worker that was woken and is
+         * waiting for a core on a busy machine gets a whole interval first.
+         */
+        const val BACKSTOP_STALLED_LOOKS = 2
+
+        /** Longest sleep of the monitor while the pool is idle: a signal an Error cut short is found this late. */
+        const val IDLE_LOOK_NANOS = 1_000_000_000L
     }
 }

@@ -54,19 +54,26 @@ internal class WorkerThreads(private val pool: WorkStealingPool) {
         } catch (e: Throwable) {
             // A timer placed on this worker between its slot's publication and now would be lost.
             w.timers?.closeAndDrain { it.abandon("The timer was rejected: ${pool.name} could not start a worker") }
-            lifecycle.locked {
+            // Within the reserve of idle control, which reserved stack before it counted this
+            // worker: a reserve of its own here could fail now that the slot is taken.
+            lifecycle.lockedWithinReserve {
                 workers.clearLocked(w)
                 lifecycle.workerStartUndoneLocked(w)
             }
             if (lifecycle.isTerminated()) monitor?.wakeToExit() // it may have been started for this worker
             throw e
         }
+        // Started: from here this must return true, or idle control would undo the count of a
+        // running worker. The event is only a record; an Error while making it loses the record.
         if (w.isExtra && jfrStarted()) {
-            val event = ThreadInjectionEvent()
-            if (event.isEnabled) {
-                event.pool = pool.name
-                event.worker = w.index
-                event.commit()
+            try {
+                val event = ThreadInjectionEvent()
+                if (event.isEnabled) {
+                    event.pool = pool.name
+                    event.worker = w.index
+                    event.commit()
+                }
+            } catch (_: Throwable) {
             }
         }
         return true

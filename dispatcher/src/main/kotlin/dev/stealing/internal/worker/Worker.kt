@@ -2,6 +2,7 @@ package dev.stealing.internal.worker
 
 import dev.stealing.ForkedTask
 import dev.stealing.internal.idle.IdleNode
+import dev.stealing.internal.idle.closeLeakedRegion
 import dev.stealing.internal.idle.endPresumptionIfAny
 import dev.stealing.internal.idle.enterBlocking
 import dev.stealing.internal.idle.exitBlocking
@@ -128,6 +129,7 @@ internal class Worker(
                     inTask = true
                     clearStrayInterrupt()
                     runTask(task)
+                    idle.closeLeakedRegion(node)
                     inTask = false
                     task = finder.nextLocal() ?: break
                 } while (true)

@@ -88,6 +88,8 @@ internal abstract class WorkerHost(
     /** The worker in slot [index]'s node (for idle control). */
     final override fun idleNode(index: Int): IdleNode = workers[index].idleNode
 
+    final override fun forEachIdleNode(action: (IdleNode) -> Unit) = workers.forEach { action(it.idleNode) }
+
     /**
      * Signals for a task just offered to the global queue or a fair queue. No explicit fence:
      * the offer claimed its slot with a CAS on the queue's enqueue index, a synchronization

@@ -1,6 +1,7 @@
 package dev.stealing.internal.worker
 
 import dev.stealing.internal.idle.IdleControl
+import dev.stealing.internal.idle.finishLeftPops
 import dev.stealing.internal.idle.parkWhileIdle
 import dev.stealing.internal.jvm.ParkEvent
 import dev.stealing.internal.jvm.jfrStarted
@@ -50,6 +51,7 @@ internal class WorkerParking(private val worker: Worker) {
     fun parkIdle(): Boolean {
         if (pool.isStopping()) return false
         releaseTaken()
+        pool.idle.finishLeftPops() // steps of another thread's wake-up that an Error cut short, if any (one volatile read)
         val node = worker.idleNode
         pool.idle.pushIdle(node)
         // Re-scan after the fenced push (see IdleControl): any work published before a

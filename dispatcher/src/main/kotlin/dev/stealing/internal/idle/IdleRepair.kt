@@ -1,0 +1,89 @@
+package dev.stealing.internal.idle
+
+import dev.stealing.internal.jvm.fieldHandle
+import java.lang.invoke.VarHandle
+
+// A pop that an Error must not cut in half (finishPop), and finishing the steps of one that an
+// Error cut short. The popper wrote what is left to the node (IdleNode.pendingPop) and set
+// IdleControl.repairPending; a thread with stack to spare, the starvation monitor at each look
+// or a worker about to go idle, finishes the step as the popper would have, later. A popper
+// delayed between its CAS on ctl and its claim, its unpark or its undo is a case the protocol
+// already allows (docs/parking.md, "Errors in the signalling path"), so finishing the step late
+// is as correct as finishing it at once.
+
+/**
+ * After a CAS on ctl that popped [node] off the stack and counted it active and searching:
+ * claims it and unparks its worker, or (a stale or retired node) undoes the count. True if it
+ * woke the worker.
+ *
+ * An Error here (a `StackOverflowError` of a deep caller, an `OutOfMemoryError`) must not
+ * leave the pop half done: a node popped but never unparked, or a count never undone, is
+ * repaired by no later event, and a count left standing makes every later signal see a
+ * searcher that does not exist and wake nobody. So the catch writes the step that is left to
+ * the node with plain stores only (a call could overflow again) and sets [repairPending];
+ * a thread with stack to spare finishes it (`IdleRepair.kt`: the starvation monitor, or a
+ * worker about to go idle). That is a popper delayed between two of its steps, which the
+ * protocol already allows (docs/parking.md, "Errors in the signalling path").
+ */
+internal fun IdleControl.finishPop(node: IdleNode): Boolean {
+    var left = PendingPop.CLAIM
+    try {
+        faultHook?.accept(PendingPop.CLAIM)
+        if (claimPopped(node)) {
+            left = PendingPop.UNPARK
+            faultHook?.accept(PendingPop.UNPARK)
+            wake(node)
+            left = PendingPop.NONE
+            activated(node)
+            return true
+        }
+        left = PendingPop.UNDO
+        faultHook?.accept(PendingPop.UNDO)
+        addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
+        return false
+    } catch (e: Throwable) {
+        if (left != PendingPop.NONE) {
+            node.pendingPop = left // plain stores, no call: they cannot fail
+            repairPending = true
+        }
+        throw e
+    }
+}
+
+/**
+ * Finishes every step that a popper left undone, if any was left (one volatile read otherwise).
+ * Any thread but the one whose pop failed, which is still unwinding its Error.
+ */
+internal fun IdleControl.finishLeftPops() {
+    if (!repairPending) return
+    // Cleared before the nodes are read: a popper writes its node, then the flag, so a step left
+    // after this swap sets the flag again for the next completer.
+    if (!(REPAIR_PENDING.getAndSet(this, false) as Boolean)) return
+    host.forEachIdleNode { node ->
+        val step = node.takePendingPop()
+        if (step != PendingPop.NONE) finishLeftPop(node, step)
+    }
+}
+
+/** Finishes [step] (a [PendingPop]) of a pop of [node]; if an Error cuts this short too, it is left again. */
+private fun IdleControl.finishLeftPop(node: IdleNode, step: Int) {
+    var left = step
+    try {
+        if (left == PendingPop.CLAIM) left = if (claimPopped(node)) PendingPop.UNPARK else PendingPop.UNDO
+        if (left == PendingPop.UNPARK) {
+            wake(node)
+            left = PendingPop.NONE
+            activated(node)
+        } else if (left == PendingPop.UNDO) {
+            addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
+        }
+    } catch (e: Throwable) {
+        if (left != PendingPop.NONE) {
+            node.pendingPop = left
+            repairPending = true
+        }
+        throw e
+    }
+}
+
+private val REPAIR_PENDING: VarHandle = fieldHandle(IdleControl::class.java, "repairPending", Boolean::class.javaPrimitiveType!!)

@@ -1,0 +1,241 @@
+package dev.stealing
+
+import dev.stealing.internal.idle.Ctl
+import dev.stealing.internal.idle.IdleControl
+import dev.stealing.internal.idle.IdleHost
+import dev.stealing.internal.idle.IdleNode
+import dev.stealing.internal.idle.ParkState
+import dev.stealing.internal.idle.PendingPop
+import dev.stealing.internal.idle.finishLeftPops
+import dev.stealing.internal.queue.WorkDeque
+import dev.stealing.internal.worker.Worker
+import dev.stealing.internal.worker.runBlockingRegion
+import io.kotest.assertions.throwables.shouldThrow
+import io.kotest.assertions.withClue
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.shouldBe
+import java.lang.invoke.MethodHandles
+import java.lang.invoke.VarHandle
+import java.time.Duration
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicReference
+import java.util.function.IntConsumer
+
+/** Raw access to a pool's ctl word and a deque's hiding count, to stand in for what an Error left behind. */
+private val CTL: VarHandle = MethodHandles.privateLookupIn(IdleControl::class.java, MethodHandles.lookup())
+    .findVarHandle(IdleControl::class.java, "ctl", Long::class.javaPrimitiveType)
+private val HIDINGS: VarHandle = MethodHandles.privateLookupIn(WorkDeque::class.java, MethodHandles.lookup())
+    .findVarHandle(WorkDeque::class.java, "hidings", Int::class.javaPrimitiveType)
+
+private fun describe(c: Long) =
+    "ctl: top=${Ctl.top(c)} searching=${Ctl.searching(c)} live=${Ctl.live(c)} active=${Ctl.active(c)}"
+
+/** An Error thrown by a test's fault hook: stands in for a `StackOverflowError` or `OutOfMemoryError` at that step. */
+private class InjectedError : Error("injected")
+
+/** Arms [idle]'s fault hook to throw [error] once, at [step], on the calling thread only. */
+private fun armOnce(idle: IdleControl, step: Int, error: () -> Throwable = { InjectedError() }) {
+    val owner = Thread.currentThread()
+    idle.faultHook = IntConsumer { s ->
+        if (s == step && Thread.currentThread() === owner) {
+            idle.faultHook = null
+            throw error()
+        }
+    }
+}
+
+/** A one-worker pool whose only worker has run a task and parked idle. */
+private fun parkedPool(name: String, interval: Duration = Duration.ofMillis(50)): StealingDispatcher {
+    val d = StealingDispatcher(1, name, StealingOptions(spinRounds = 0, starvationInterval = interval))
+    val first = CountDownLatch(1)
+    d.executor.execute { first.countDown() }
+    first.await(10, TimeUnit.SECONDS) shouldBe true
+    eventually(10_000) { d.pool.workers[0].idleNode.parkState() == ParkState.IDLE } shouldBe true
+    return d
+}
+
+private fun stopQuietly(d: StealingDispatcher) {
+    d.pool.idle.faultHook = null
+    d.executor.shutdownNow()
+    d.executor.awaitTermination(10, TimeUnit.SECONDS)
+}
+
+/**
+ * An Error in the signalling path never wedges the pool (docs/parking.md, "Errors in the
+ * signalling path"). Each test throws an Error at one step of a wake-up, a start, a blocking
+ * region or a stop, through the pool's test hook or by leaving the state such an Error leaves,
+ * and checks that the pool repairs it; each failed (or hung) before its fix.
+ */
+class SignalErrorSpec : FunSpec({
+
+    for ((step, name) in listOf(PendingPop.CLAIM to "before its claim", PendingPop.UNPARK to "between its claim and the unpark")) {
+        test("a wake-up cut short $name: the monitor finishes it, the task runs and the counts come right") {
+            val d = parkedPool("cut-$step")
+            try {
+                armOnce(d.pool.idle, step)
+                val ran = CountDownLatch(1)
+                shouldThrow<InjectedError> { d.executor.execute { ran.countDown() } } // queued, then its wake-up failed
+                // Before the fix the node stayed popped and counted as a searcher that never
+                // came: every later signal saw it and woke nobody, and the monitor trusted ctl.
+                withClue(describe(d.pool.idle.ctl())) { ran.await(10, TimeUnit.SECONDS) shouldBe true }
+                val later = CountDownLatch(1)
+                d.executor.execute { later.countDown() }
+                later.await(10, TimeUnit.SECONDS) shouldBe true
+                withClue("the pool idle again, nothing counted for nobody: " + describe(d.pool.idle.ctl())) {
+                    eventually(10_000) {
+                        val c = d.pool.idle.ctl()
+                        Ctl.active(c) == 0 && Ctl.searching(c) == 0 && Ctl.top(c) == 1
+                    } shouldBe true
+                }
+            } finally {
+                stopQuietly(d)
+            }
+        }
+    }
+
+    test("the undo of a stale pop cut short: the completer undoes it, and the counts come right") {
+        // Idle control alone: a stale node (woken in place, still linked) is popped, and the
+        // Error comes between the failed claim and the undo of the pop's count.
+        val nodes = Array(2) { IdleNode(it, Thread()) }
+        val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "undo", host = hostOf(nodes))
+        check(idle.startOneCoreWorker() && idle.startOneCoreWorker())
+        idle.pushIdle(nodes[1])
+        idle.pushIdle(nodes[0]) // 0 on top of 1
+        idle.wakeSelf(nodes[1]) // 1 wakes in place: stale, still linked under 0
+        idle.wakeOrStartRegardless() // pops and claims 0
+        nodes[1].parkState() shouldBe ParkState.RUNNING_ON_STACK
+        armOnce(idle, PendingPop.UNDO)
+        shouldThrow<InjectedError> { idle.wakeOrStartRegardless() } // pops stale 1: claim fails, undo cut short
+        Ctl.active(idle.ctl()) shouldBe 3 // one count too many, left for the completer
+        idle.finishLeftPops()
+        withClue(describe(idle.ctl())) {
+            Ctl.active(idle.ctl()) shouldBe 2
+            Ctl.top(idle.ctl()) shouldBe 0
+            nodes[1].parkState() shouldBe ParkState.RUNNING
+        }
+    }
+
+    test("a StackOverflowError while starting the first worker: nothing is rejected, the count is undone, the next signal starts it") {
+        val d = StealingDispatcher(1, "start-overflow", StealingOptions(spinRounds = 0))
+        try {
+            armOnce(d.pool.idle, IdleControl.START_STEP) { StackOverflowError("injected") }
+            val first = CountDownLatch(1)
+            shouldThrow<StackOverflowError> { d.executor.execute { first.countDown() } }
+            // Before the fix the failed start was taken for a thread that cannot start: with no
+            // worker alive, the queued task was rejected (to the failure handler) and never ran.
+            withClue(describe(d.pool.idle.ctl())) { Ctl.live(d.pool.idle.ctl()) shouldBe 0 }
+            val second = CountDownLatch(1)
+            d.executor.execute { second.countDown() }
+            first.await(10, TimeUnit.SECONDS) shouldBe true
+            second.await(10, TimeUnit.SECONDS) shouldBe true
+            d.stats().rejected shouldBe 0L
+        } finally {
+            stopQuietly(d)
+        }
+    }
+
+    test("a phantom searcher in ctl: the monitor's backstop wakes the worker for queued work whatever ctl says") {
+        val d = parkedPool("phantom")
+        try {
+            // What an Error left in an older version: a searcher and an active worker counted for nobody.
+            CTL.getAndAdd(d.pool.idle, Ctl.SEARCHING_ONE + Ctl.ACTIVE_ONE)
+            val ran = CountDownLatch(1)
+            d.executor.execute { ran.countDown() } // signalWork sees a searcher: wakes nobody
+            // Before the backstop by progress, the monitor trusted ctl (active 1): never woken.
+            withClue(describe(d.pool.idle.ctl())) { ran.await(10, TimeUnit.SECONDS) shouldBe true }
+            (d.pool.monitor!!.backstopWakeUps >= 1) shouldBe true
+        } finally {
+            CTL.getAndAdd(d.pool.idle, -Ctl.SEARCHING_ONE - Ctl.ACTIVE_ONE)
+            stopQuietly(d)
+        }
+    }
+
+    test("a blocking region whose compensation fails is closed when the task ends: the worker counts and parks again") {
+        val d = StealingDispatcher(2, "region", StealingOptions(spinRounds = 0, starvationInterval = Duration.ZERO))
+        try {
+            val w = AtomicReference<Worker>()
+            val thrown = AtomicReference<Throwable>()
+            val done = CountDownLatch(1)
+            d.executor.execute {
+                val me = Thread.currentThread() as Worker
+                w.set(me)
+                me.deque.push { } // visible, unsignalled work: entering the region starts a worker in its place
+                armOnce(d.pool.idle, IdleControl.START_STEP) { StackOverflowError("injected") } // its start fails
+                try {
+                    runBlockingRegion { }
+                } catch (e: StackOverflowError) {
+                    thrown.set(e)
+                }
+                done.countDown()
+            }
+            done.await(10, TimeUnit.SECONDS) shouldBe true
+            (thrown.get() is StackOverflowError) shouldBe true // thrown out of the region's entry, after its uncount
+            val node = w.get().idleNode
+            // Before the fix the region stayed open (MARKED, uncounted) and the worker's next idle
+            // push failed its block-state check, killing the worker.
+            withClue("block state ${node.blockState}, depth ${node.blockingDepth}") {
+                eventually(10_000) { node.parkState() == ParkState.IDLE && node.blockingDepth == 0 } shouldBe true
+            }
+            val later = CountDownLatch(4)
+            repeat(4) { d.executor.execute { later.countDown() } }
+            later.await(10, TimeUnit.SECONDS) shouldBe true
+            w.get().isAlive shouldBe true
+            eventually(10_000) { Ctl.active(d.pool.idle.ctl()) == 0 } shouldBe true
+        } finally {
+            stopQuietly(d)
+        }
+    }
+
+    // The overflow test: a 256 KB stack overflows, and execute() is called at every depth on the
+    // way back. Before the fixes it wedged a one-worker pool within 20 rounds (a count left for a
+    // searcher that did not exist, or the pool's lock left held). 50 rounds per JVM here (about
+    // 3 s), 1,000 under -Pstress; 200 rounds each on JDK 17, Temurin 25 and one CPU: 0 wedged.
+    val rounds = 50 * stressMultiplier
+    val temurin25 = java.io.File("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java")
+    val taskset = listOf("/usr/bin/taskset", "/bin/taskset").firstOrNull { java.io.File(it).canExecute() }
+    test("the overflow test wedges no round: this JVM's JDK") {
+        runInFreshJvm(OverflowSignalMain::class.java, timeoutSeconds = 60 + 10L * rounds, args = listOf("$rounds")).last() shouldBe
+            "rounds=$rounds wedged=0"
+    }
+    test("the overflow test wedges no round: Temurin 25").config(enabledIf = { temurin25.canExecute() }) {
+        runInFreshJvm(OverflowSignalMain::class.java, timeoutSeconds = 60 + 10L * rounds, args = listOf("$rounds"), javaCommand = temurin25.path).last() shouldBe
+            "rounds=$rounds wedged=0"
+    }
+    test("the overflow test wedges no round: one CPU").config(enabledIf = { taskset != null }) {
+        runInFreshJvm(OverflowSignalMain::class.java, timeoutSeconds = 60 + 10L * rounds, args = listOf("$rounds"), launcher = listOf(taskset!!, "-c", "0")).last() shouldBe
+            "rounds=$rounds wedged=0"
+    }
+
+    test("shutdownNow() ends although a deque was left hiding by an Error in a removal") {
+        val d = StealingDispatcher(1, "hiding", StealingOptions(spinRounds = 0))
+        val release = CountDownLatch(1)
+        val started = CountDownLatch(1)
+        val w = AtomicReference<Worker>()
+        try {
+            d.executor.execute {
+                w.set(Thread.currentThread() as Worker)
+                started.countDown()
+                release.await(30, TimeUnit.SECONDS)
+            }
+            started.await(10, TimeUnit.SECONDS) shouldBe true
+            HIDINGS.getAndAdd(w.get().deque, 1) // odd: a removal that never ended, as an Error in its finally leaves it
+            // Before the fix stop() took every empty steal for a removal in progress and retried for ever.
+            runWithin(20_000) { d.executor.shutdownNow() }
+        } finally {
+            release.countDown()
+            HIDINGS.getAndAdd(w.get().deque, 1)
+            d.executor.awaitTermination(10, TimeUnit.SECONDS)
+        }
+    }
+})
+
+/** A host for idle control alone: no queued work, starts that always succeed. */
+private fun hostOf(nodes: Array<IdleNode>) = object : IdleHost {
+    override fun idleNode(index: Int): IdleNode = nodes[index]
+    override fun forEachIdleNode(action: (IdleNode) -> Unit) = nodes.forEach(action)
+    override fun hasVisibleWork(): Boolean = false
+    override fun startWorker(): Boolean = true
+    override fun workerStartFailed(cause: Throwable, noneLive: Boolean) = throw AssertionError("no start can fail here", cause)
+    override fun workerActivated() {}
+}
