@@ -144,6 +144,26 @@ class PeriodicShutdownSpec : FunSpec({
         }
     }
 
+    test("shutdown() after shutdownNow() leaves the periodic tasks it handed back uncancelled, as ScheduledThreadPoolExecutor") {
+        val ticks = AtomicInteger()
+        sideBySide({ stealing("now-then-shutdown") }, listOf(false, false, true)) { pool ->
+            val ex = pool.executor
+            val periodic = ex.scheduleAtFixedRate({ ticks.incrementAndGet() }, 1, 1, TimeUnit.HOURS)
+            val oneShot = ex.schedule(Runnable { }, 1, TimeUnit.HOURS)
+            val handedBack = ex.shutdownNow()
+            handedBack.toSet() shouldBe setOf(periodic, oneShot)
+            ex.shutdown()
+            listOf(periodic.isCancelled, oneShot.isCancelled, ex.awaitTermination(30, TimeUnit.SECONDS)).also {
+                // Ours runs a handed-back periodic task once (ScheduledThreadPoolExecutor cancels it).
+                if (pool.dispatcher != null) {
+                    handedBack.forEach { it.run() }
+                    ticks.get() shouldBe 1
+                    periodic.isCancelled.shouldBeTrue()
+                }
+            }
+        }
+    }
+
     test("a one-shot delayed task due while every worker is busy runs after shutdown, as ScheduledThreadPoolExecutor") {
         sideBySide({ stealing("one-shot-after-shutdown", noInjection) }, listOf(false, true, true)) { pool ->
             val ex = pool.executor

@@ -72,6 +72,9 @@ internal class PeriodicTasks {
     /**
      * `shutdown()`, after the run state became SHUTDOWN: cancels every live periodic task that
      * is not running, and leaves each running one to its run, which cancels it when it ends.
+     * Not once the pool is stopping: `shutdownNow()` has handed back the waiting ones,
+     * uncancelled, and the others end without it (a run under way cancels its task; a task a
+     * worker held is abandoned).
      */
     fun cancelAll() {
         for (task in live) task.cancelAtShutdown() // its done() removes it; the iterator tolerates that
