@@ -34,14 +34,17 @@ import java.util.concurrent.TimeUnit
  * the exception); runs of one periodic task never overlap.
  *
  * `shutdown()` stops intake and lets queued work finish; delayed one-shot tasks still run at
- * their time and the pool terminates after them, while every periodic task is cancelled at
- * once, even one whose run is already due (the default policy of `ScheduledThreadPoolExecutor`).
+ * their time and the pool terminates after them, while every periodic task that waits is
+ * cancelled at once, even one whose run is already due, and one whose run is under way ends that
+ * run, then is cancelled instead of scheduled again: its future is not done until the run ends
+ * (the default policies of `ScheduledThreadPoolExecutor`).
  * `shutdownNow()` also hands back the tasks not yet started, delayed and periodic ones included:
- * as `ScheduledThreadPoolExecutor`, it does not cancel those, so a caller waiting on one waits
- * until somebody runs or cancels it; unlike there, running a handed-back task runs it (a
- * periodic one runs once, then its future is cancelled). Tasks created by `submit`/`fork` are
- * handed back cancelled, so that joins end, as `ForkJoinPool` does. A rejected task throws
- * [RejectedExecutionException]; nothing accepted is ever silently dropped.
+ * as `ScheduledThreadPoolExecutor`, it does not cancel those (nor does a later `shutdown()` or
+ * `close()`), so a caller waiting on one waits until somebody runs or cancels it; unlike there,
+ * running a handed-back task runs it (a periodic one runs once, then its future is cancelled).
+ * Tasks created by `submit`/`fork` are handed back cancelled, so that joins end, as
+ * `ForkJoinPool` does. A rejected task throws [RejectedExecutionException]; nothing accepted is
+ * ever silently dropped.
  * The executor of the shared pool ([StealingDispatcher.shared]) cannot be shut down: those
  * methods throw [UnsupportedOperationException].
  *

@@ -322,8 +322,10 @@ class ScheduledExecutorSpec : FunSpec({
     test("shutdown cancels periodic tasks whose first run is already due, wherever they are queued, as ScheduledThreadPoolExecutor") {
         // The only worker is busy. Before the fix a periodic task due at once went to the global
         // queue (or the worker's deque) and shutdown() did not see it: neither cancelled nor done.
+        // No thread injection, as in ScheduledThreadPoolExecutor(1): an extra thread could be running
+        // one of them at shutdown(), which then lets that run end before it is cancelled.
         for (stpe in listOf(false, true)) {
-            val d = if (stpe) null else StealingDispatcher(1, "sched-due-periodic")
+            val d = if (stpe) null else StealingDispatcher(1, "sched-due-periodic", StealingOptions(starvationInterval = Duration.ZERO))
             val ex: java.util.concurrent.ScheduledExecutorService = d?.executor ?: ScheduledThreadPoolExecutor(1)
             val release = CountDownLatch(1)
             val fromInside = java.util.concurrent.CompletableFuture<ScheduledFuture<*>>()

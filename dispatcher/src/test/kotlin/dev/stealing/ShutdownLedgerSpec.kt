@@ -81,7 +81,8 @@ private class LedgerTotals {
  * not end in exactly one outcome (empty: all accounted).
  *
  * A periodic task runs many times, so its runs are not counted: it must end handed back
- * (`shutdownNow()`, uncancelled) or cancelled (`close()` cancels every periodic task), once.
+ * (`shutdownNow()`, uncancelled) or cancelled (`close()` cancels every periodic task, a running one
+ * when its run ends), once.
  */
 private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: LedgerTotals, fresh: Boolean = false): List<String> {
     val outcomes = AtomicIntegerArray(capacity)

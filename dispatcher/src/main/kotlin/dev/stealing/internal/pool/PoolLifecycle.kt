@@ -134,9 +134,11 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
         // while a fair queue still took work that would never run.
         pool.fair.closeAll()
         pool.global.close()
-        // Every periodic task, wherever it is (heap, inbox, queued as due, running): as
-        // ScheduledThreadPoolExecutor's default policy. One-shot timers still fire; quiescence waits for them.
-        pool.timers.periodicTasks.cancelAll()
+        // Every periodic task, wherever it waits (heap, inbox, queued as due), now; a running one
+        // when its run ends (PeriodicTasks): as ScheduledThreadPoolExecutor's default policy.
+        // One-shot timers still fire; quiescence waits for them. Not after shutdownNow(): the
+        // periodic tasks it handed back stay uncancelled (as there), for whoever runs them.
+        if (!isStopping()) pool.timers.periodicTasks.cancelAll()
         if (!pool.global.isDrained() || pool.fair.hasWork()) pool.signalAfterPublish() // tasks queued: make sure a worker runs them
         pool.idle.wakeAll() // idle workers re-check and the last one to go idle again quiesces
         locked { tryTerminateLocked() }

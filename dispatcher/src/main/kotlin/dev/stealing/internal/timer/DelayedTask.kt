@@ -11,8 +11,9 @@ import java.util.concurrent.TimeUnit
  * or [StealingExecutorService.scheduleWithFixedDelay], with `ScheduledThreadPoolExecutor`'s
  * semantics: cancelling removes it from its heap at once; a periodic task that throws (or is
  * cancelled) runs no more, and its future then holds the exception; a periodic task's future
- * never completes normally; `shutdown()` cancels a periodic task wherever it is
- * ([PeriodicTasks]) while a one-shot task still runs at its time.
+ * never completes normally; `shutdown()` cancels a periodic task wherever it waits
+ * ([PeriodicTasks]), and one whose run is under way when that run ends, while a one-shot task
+ * still runs at its time.
  *
  * `shutdownNow()` hands it back uncancelled ([handBack]), as `ScheduledThreadPoolExecutor`
  * does; unlike there, running a handed-back task runs it (whoever runs the list elsewhere gets
@@ -50,17 +51,37 @@ internal class DelayedTask<V>(
         handedBack = true
     }
 
+    /**
+     * True from the start of a periodic run ([run]) until its body has returned, before the task
+     * is re-added: `shutdown()` leaves a running task to that run, which cancels it when it ends
+     * ([cancelAtShutdown]). Written only by the thread running the task (runs never overlap: the
+     * next run needs the re-add, which comes after this is cleared); volatile, as `shutdown()`
+     * reads it on its own thread. The argument: [PeriodicTasks].
+     */
+    @Volatile private var running = false
+
     override fun run() {
         if (period == 0L) {
             body.run()
             return
         }
-        if (pool.isShutdown()) { // periodic tasks stop at shutdown
-            if (handedBack) body.runOnePeriod() // run once by whoever took the list; nothing repeats it
+        val ran: Boolean
+        running = true // then the run state is read: pairs with shutdown()'s write of it and its read of this in cancelAtShutdown()
+        try {
+            if (pool.isShutdown()) { // periodic tasks stop at shutdown
+                if (handedBack) body.runOnePeriod() // run once by whoever took the list; nothing repeats it
+                cancel(false)
+                return
+            }
+            ran = body.runOnePeriod()
+        } finally {
+            running = false // then the run state is read again: the same pair, for the run's end
+        }
+        if (!ran) return // it threw or was cancelled: no more runs
+        if (pool.isShutdown()) { // shutdown() came during the run and left the task to it
             cancel(false)
             return
         }
-        if (!body.runOnePeriod()) return // it threw or was cancelled: no more runs
         val next = if (period > 0) deadline + period else deadlineAfterNanos(-period)
         deadline = if (next - System.nanoTime() > MAX_DELAY_NANOS) deadlineAfterNanos(MAX_DELAY_NANOS) else next
         if (!pool.addTimer(this)) { // refused: the pool is shut down
@@ -68,11 +89,21 @@ internal class DelayedTask<V>(
             return
         }
         // A cancel() that came between the run and the add found this task in no heap (also
-        // shutdown()'s, which cancels every live periodic task: PeriodicTasks). Dekker pair: the
+        // shutdown()'s, which cancels every periodic task not running: PeriodicTasks). Dekker pair: the
         // add writes `heap` (volatile) before this reads the future's state, cancel() writes that
         // state before it reads `heap`. A shutdownNow() meanwhile takes it from the heap and
         // hands it back: it must stay uncancelled then, so the run state is not looked at here.
         if (body.isCancelled) pool.removeTimer(this)
+    }
+
+    /**
+     * `shutdown()` ([PeriodicTasks.cancelAll]), after it wrote the run state: cancels this periodic
+     * task now unless a run of it is under way; that run sees the run state afterwards and
+     * cancels the task when it ends, as `ScheduledThreadPoolExecutor` lets a running periodic
+     * task end its run.
+     */
+    fun cancelAtShutdown() {
+        if (!running) cancel(false)
     }
 
     override fun cancel(mayInterruptIfRunning: Boolean): Boolean {

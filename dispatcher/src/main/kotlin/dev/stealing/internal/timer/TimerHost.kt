@@ -10,7 +10,7 @@ internal interface TimerHost {
     /** The pool's name, for messages. */
     val name: String
 
-    /** Live periodic tasks; `shutdown()` cancels them. */
+    /** Live periodic tasks; `shutdown()` cancels them (a running one when its run ends). */
     val periodicTasks: PeriodicTasks
 
     /** Places [timer] (on [keyedSlot]'s worker if not -1); false if the pool refuses it (shut down). */
