@@ -187,6 +187,46 @@ class SignalErrorSpec : FunSpec({
         }
     }
 
+    test("an Error in a worker's own loop (the wake-up of its recruit cut short) is reported, and the worker goes on serving its deque") {
+        val reported = java.util.concurrent.CopyOnWriteArrayList<String>()
+        val d = StealingDispatcher(
+            2, "loop-error",
+            StealingOptions(spinRounds = 0, exceptionHandler = { task, e -> reported += "$task: $e" }),
+        )
+        try {
+            // Once, on whichever worker pops another first: a last searcher recruiting a helper
+            // for the work it still sees (IdleControl.endSearch), called from the worker's loop.
+            val fired = java.util.concurrent.atomic.AtomicBoolean()
+            d.pool.idle.faultHook = IntConsumer { step ->
+                if (step == PendingPop.CLAIM && Thread.currentThread() is Worker && fired.compareAndSet(false, true)) throw InjectedError()
+            }
+            val bursts = java.util.concurrent.atomic.AtomicInteger()
+            while (!fired.get() && bursts.incrementAndGet() <= 10_000) {
+                val both = CountDownLatch(2)
+                repeat(2) { d.executor.execute { both.countDown() } }
+                both.await(10, TimeUnit.SECONDS) shouldBe true
+                eventually(10_000) { Ctl.active(d.pool.idle.ctl()) == 0 } shouldBe true // both parked again
+            }
+            fired.get() shouldBe true
+            // Before, the Error ended the worker's thread, and nothing took its place.
+            eventually(10_000) { reported.any { it.contains("the loop of") && it.contains("InjectedError") } } shouldBe true
+            for (i in 0 until 2) withClue("worker $i") { d.pool.workers[i].isAlive shouldBe true }
+            // Each worker forks onto its own deque and waits for the forks: they run.
+            val forks = CountDownLatch(200)
+            val parents = CountDownLatch(2)
+            repeat(2) {
+                d.executor.execute {
+                    repeat(100) { (Thread.currentThread() as Worker).pushFork { forks.countDown() } }
+                    parents.countDown()
+                }
+            }
+            parents.await(10, TimeUnit.SECONDS) shouldBe true
+            forks.await(10, TimeUnit.SECONDS) shouldBe true
+        } finally {
+            stopQuietly(d)
+        }
+    }
+
     // The overflow test: a 256 KB stack overflows, and execute() is called at every depth on the
     // way back. Before the fixes it wedged a one-worker pool within 20 rounds (a count left for a
     // searcher that did not exist, or the pool's lock left held). 50 rounds per JVM here (about

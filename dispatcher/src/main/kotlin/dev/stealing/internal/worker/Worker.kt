@@ -92,6 +92,12 @@ internal class Worker(
     @Volatile var pinnedCpu = -1
         private set
 
+    /**
+     * Owner only: a task taken from a queue whose run an Error in the worker's own loop came
+     * before ([runUntilExit]); the loop runs it first when it starts again. Null otherwise.
+     */
+    private var heldTask: Runnable? = null
+
     /** Owner only: set when this worker left the pool by retiring (already uncounted). */
     private var retired = false
 
@@ -112,32 +118,82 @@ internal class Worker(
                 pool.pinningFailed(e.message ?: e.toString())
             }
         }
-        val finder = finder
-        val idle = pool.idle
-        val node = idleNode
         try {
             while (true) {
-                var task = finder.findTask() ?: break
-                idle.endSearch(node)
-                // Then the own deque's newest tasks, one after another, for as long as findTask
-                // would return them next anyway (nextLocal), without its whole look each time:
-                // ForkJoinPool's workers also run their local tasks in a loop of their own. A
-                // fan-out of no-op tasks on one worker spent twice ForkJoinPool's time between
-                // tasks before (docs/investigations/2026-11-29-fan-out-per-task.md).
-                do {
-                    topLevelTasks++
-                    inTask = true
-                    clearStrayInterrupt()
-                    runTask(task)
-                    idle.closeLeakedRegion(node)
-                    inTask = false
-                    task = finder.nextLocal() ?: break
-                } while (true)
+                try {
+                    runUntilExit()
+                    break
+                } catch (e: Throwable) {
+                    if (!recoverFromLoopError(e)) throw e
+                }
             }
         } finally {
+            heldTask?.let { // exiting after an Error it could not recover from: the task stays queued, for thieves
+                heldTask = null
+                deque.push(it) // (or, if the pool is stopping, for workerExited to reject with the rest)
+                pool.signalAfterPublish()
+            }
             if (!retired) pool.idle.exitRunning(idleNode)
             pool.workerExited(this, retired)
         }
+    }
+
+    /** The loop: finds a task, runs it, and so on, until [WorkFinder.findTask] says exit. */
+    private fun runUntilExit() {
+        val finder = finder
+        val idle = pool.idle
+        val node = idleNode
+        while (true) {
+            var task = heldTask?.also { heldTask = null } ?: finder.findTask() ?: return
+            try {
+                idle.endSearch(node) // may signal: an Error there must not lose the task just taken
+            } catch (e: Throwable) {
+                heldTask = task // run first when the loop starts again (recoverFromLoopError)
+                throw e
+            }
+            // Then the own deque's newest tasks, one after another, for as long as findTask
+            // would return them next anyway (nextLocal), without its whole look each time:
+            // ForkJoinPool's workers also run their local tasks in a loop of their own. A
+            // fan-out of no-op tasks on one worker spent twice ForkJoinPool's time between
+            // tasks before (docs/investigations/2026-11-29-fan-out-per-task.md).
+            do {
+                topLevelTasks++
+                inTask = true
+                clearStrayInterrupt()
+                runTask(task)
+                idle.closeLeakedRegion(node)
+                inTask = false
+                task = finder.nextLocal() ?: break
+            } while (true)
+        }
+    }
+
+    /**
+     * An Error escaped this worker's own loop, outside any task (a task's failure is caught in
+     * [runTask]): an `OutOfMemoryError` in its search, a signal of its own cut short
+     * (docs/parking.md, "Errors in the signalling path"). The worker reports it to the pool's
+     * failure handler and runs its loop again on the same thread, so its deque, yield queue,
+     * keyed queue and timers stay served and its slot never goes without a thread: the same as
+     * retiring it and starting a replacement that takes over all of them. It was counted as
+     * active, and searching exactly when its flag says so (both change with ctl first, the flag
+     * after), so the counts need no repair; a blocking region or presumption left open ends here.
+     * False when it cannot go on: the Error came from inside an idle transition, whose state it
+     * does not repair, or the pool is stopping; it exits then, as before.
+     */
+    private fun recoverFromLoopError(e: Throwable): Boolean {
+        inTask = false
+        if (parking.inIdleTransition || pool.isStopping()) return false
+        val idle = pool.idle
+        idle.closeLeakedRegion(idleNode)
+        idle.endPresumptionIfAny(idleNode)
+        pool.reportFailure(LoopFailure(this), e)
+        return true
+    }
+
+    /** What [recoverFromLoopError] reports as the failed task: this worker's own loop. */
+    private class LoopFailure(private val worker: Worker) : Runnable {
+        override fun run() {}
+        override fun toString(): String = "the loop of $worker"
     }
 
     /** Owner only ([WorkerParking]): this worker retired idle; it exits without leaving idle control again. */

@@ -45,6 +45,30 @@ internal class WorkerParking(private val worker: Worker) {
     }
 
     /**
+     * Owner only: true from the start of an idle push until the worker runs again ([idleTransition]).
+     * An Error that escapes the worker's loop in between leaves its idle state half changed, which
+     * `Worker.run` does not try to repair (it exits, as before); left true when an Error escapes.
+     */
+    var inIdleTransition = false
+        private set
+
+    /** Runs [block], an idle push and what follows it up to running again, as an idle transition. */
+    inline fun <T> idleTransition(block: () -> T): T {
+        enterIdleTransition()
+        val result = block()
+        leaveIdleTransition()
+        return result
+    }
+
+    fun enterIdleTransition() {
+        inIdleTransition = true
+    }
+
+    fun leaveIdleTransition() {
+        inIdleTransition = false
+    }
+
+    /**
      * Goes idle: push on the idle stack, re-scan, park until woken. Returns false when the pool
      * is stopping or this worker retired, and it should exit.
      */
@@ -52,6 +76,10 @@ internal class WorkerParking(private val worker: Worker) {
         if (pool.isStopping()) return false
         releaseTaken()
         pool.idle.finishLeftPops() // steps of another thread's wake-up that an Error cut short, if any (one volatile read)
+        return idleTransition { pushIdleAndPark() }
+    }
+
+    private fun pushIdleAndPark(): Boolean {
         val node = worker.idleNode
         pool.idle.pushIdle(node)
         // Re-scan after the fenced push (see IdleControl): any work published before a
