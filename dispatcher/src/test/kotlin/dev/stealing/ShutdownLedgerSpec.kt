@@ -110,6 +110,10 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
     val fairQueues = List(2) { d.fairQueue("ledger-fair-$it", weight = it + 1) }
 
     lateinit var submit: (Int) -> Unit
+    val stopProducers = AtomicBoolean()
+
+    /** Submissions that threw a `StackOverflowError`: accepted or not, they end at most once. */
+    val threwError = BooleanArray(capacity)
 
     /** A task's body: records the run; one in ten submits two more from the worker. */
     fun body(id: Int) {
@@ -148,19 +152,45 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
                 }
             } catch (e: RejectedExecutionException) {
                 mark(id, Outcome.REJECTED_AT_SUBMIT)
+            } catch (e: StackOverflowError) {
+                threwError[id] = true // a plain store: no call, which could overflow again
+                throw e
             }
         }
     }
 
-    val stopProducers = AtomicBoolean()
-    val start = CyclicBarrier(4)
+    /**
+     * The overflowing submitter: on a 256 KB stack it recurses until the stack overflows and, on
+     * the way back, submits at every depth (plain, keyed or fair), so some submissions, and the
+     * signals after them, are cut short by a `StackOverflowError`.
+     */
+    fun overflowAndSubmit(r: Random): Int {
+        val below = try {
+            overflowAndSubmit(r)
+        } catch (e: StackOverflowError) {
+            0
+        }
+        if (!stopProducers.get() && nextId.get() < capacity) {
+            try {
+                submit(r.nextInt(3))
+            } catch (e: StackOverflowError) {
+            }
+        }
+        return below + 1
+    }
+
+    val start = CyclicBarrier(5)
     val producers = List(3) { p ->
         thread(name = "ledger-producer-$p") {
             val r = Random(round * 31 + p)
             start.await()
             while (!stopProducers.get() && nextId.get() < capacity) submit(r.nextInt(pathNames.size))
         }
-    }
+    } + Thread(null, {
+        val r = Random(round * 31 + 3)
+        start.await()
+        while (!stopProducers.get() && nextId.get() < capacity) overflowAndSubmit(r)
+    }, "ledger-overflowing-producer", 256 * 1024).also { it.start() }
     start.await()
     if (!fresh) spin(random.nextLong(200_000, 3_000_000)) // let work pile up and run; the race is the subject
     val useShutdownNow = random.nextBoolean()
@@ -199,7 +229,7 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
     for (id in 0 until submitted) {
         val o = outcomes.get(id)
         totals.add(o)
-        if (o !in Outcome.single) {
+        if (o !in Outcome.single && !(o == 0 && threwError[id])) {
             bad += "round $round (${if (useShutdownNow) "shutdownNow" else "close"}${if (fresh) ", fresh pool" else ""}): task $id via " +
                 "${pathNames[paths[id].toInt()]} has outcome 0x${Integer.toHexString(o)}"
         }

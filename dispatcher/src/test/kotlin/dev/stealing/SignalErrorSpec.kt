@@ -7,6 +7,8 @@ import dev.stealing.internal.idle.IdleNode
 import dev.stealing.internal.idle.ParkState
 import dev.stealing.internal.idle.PendingPop
 import dev.stealing.internal.idle.finishLeftPops
+import dev.stealing.internal.queue.FairRotation
+import dev.stealing.internal.queue.MpmcTaskQueue
 import dev.stealing.internal.queue.WorkDeque
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.runBlockingRegion
@@ -222,6 +224,33 @@ class SignalErrorSpec : FunSpec({
             }
             parents.await(10, TimeUnit.SECONDS) shouldBe true
             forks.await(10, TimeUnit.SECONDS) shouldBe true
+        } finally {
+            stopQuietly(d)
+        }
+    }
+
+    test("an append of a fair queue's token cut short: the monitor appends it again, the task runs, the pool still quiesces") {
+        val d = parkedPool("fair-token")
+        try {
+            val q = d.fairQueue("q")
+            val active = FairRotation::class.java.getDeclaredField("active").apply { isAccessible = true }.get(d.pool.fair) as MpmcTaskQueue
+            val owner = Thread.currentThread()
+            active.afterClaim = Runnable { // the token's slot is claimed: the producer's stack ends here
+                if (Thread.currentThread() === owner) {
+                    active.afterClaim = null
+                    throw StackOverflowError("injected")
+                }
+            }
+            val ran = CountDownLatch(1)
+            shouldThrow<StackOverflowError> { q.executor.execute { ran.countDown() } }
+            // Before, the queue's flag said its token was held, by a producer that was gone: no
+            // later offer appended it, and the task never ran.
+            ran.await(10, TimeUnit.SECONDS) shouldBe true
+            val later = CountDownLatch(1)
+            q.executor.execute { later.countDown() }
+            later.await(10, TimeUnit.SECONDS) shouldBe true
+            d.close() // and it quiesces: nothing is left that a worker sees and cannot take
+            d.executor.isTerminated shouldBe true
         } finally {
             stopQuietly(d)
         }

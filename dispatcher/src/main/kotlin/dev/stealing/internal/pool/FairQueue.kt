@@ -33,7 +33,10 @@ internal class FairQueue(
      * serve it ([FairRotation]'s class comment); through [SCHEDULED]: set by CAS (O2, W5),
      * cleared by the holder's volatile write (W4).
      */
-    @Suppress("unused") private var scheduled = false
+    @Suppress("unused") @Volatile private var scheduled = false
+
+    /** The pool's rotation, in a field of its own: [dropToken] writes it with no call. */
+    @JvmField val rotation: FairRotation = pool.fair
 
     /**
      * The holder of [turn] only: where a turn of more than one task is claimed ([weight] slots,
@@ -59,7 +62,12 @@ internal class FairQueue(
             // clear + fence + re-check (W4, W5): if it sees true, the holder's re-check comes
             // after it and sees this task's slot.
             if (!(SCHEDULED.getVolatile(this) as Boolean) && SCHEDULED.compareAndSet(this, false, true)) {
-                pool.fair.append(turn) // O3: the claiming CAS orders it before the read of ctl (as a global offer)
+                try {
+                    rotation.append(turn) // O3: the claiming CAS orders it before the read of ctl (as a global offer)
+                } catch (e: Throwable) {
+                    dropToken()
+                    throw e
+                }
                 pool.signalAfterGlobalOffer()
             }
             return true
@@ -120,8 +128,41 @@ internal class FairQueue(
         VarHandle.fullFence()
         // W5: a producer whose O2 saw true before our clear has its slot claimed by now.
         val again = queue.size() > 0 && SCHEDULED.compareAndSet(this, false, true)
-        if (again) pool.fair.append(turn)
+        if (again) {
+            try {
+                pool.fair.append(turn)
+            } catch (e: Throwable) {
+                dropToken()
+                throw e
+            }
+        }
         if (again || pushed) pool.signalAfterPublish()
+    }
+
+    /**
+     * An Error cut an append of this queue's token short (a deep producer's `StackOverflowError`):
+     * nobody holds the token now, and no later offer would append it while the flag says
+     * somebody does. Gives the token up, with plain stores only (a call could fail again), for
+     * the starvation monitor ([FairRotation.rescheduleDropped]) or, after shutdown, a worker's
+     * [FairRotation.pollUnscheduled] to take. Before, the queue's work waited for ever, and a
+     * shut-down pool never quiesced (its workers searched without end for work they saw).
+     */
+    @Suppress("NOTHING_TO_INLINE")
+    private inline fun dropToken() { // inline: the catches that call it must make no call
+        scheduled = false // volatile store
+        rotation.tokenDropped = true
+    }
+
+    /** The monitor ([FairRotation.rescheduleDropped]): takes the token of this queue if it has work and nobody holds it, and appends it. */
+    override fun rescheduleIfStranded(): Boolean {
+        if (queue.size() == 0 || !tryTakeToken()) return false
+        try {
+            rotation.append(turn)
+        } catch (e: Throwable) {
+            dropToken()
+            throw e
+        }
+        return true
     }
 
     /** A worker takes this queue's token without an offer (O2's CAS): [FairRotation.pollUnscheduled]. */

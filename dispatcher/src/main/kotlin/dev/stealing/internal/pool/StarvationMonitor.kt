@@ -147,6 +147,7 @@ internal class StarvationMonitor(
      */
     private fun look(): Boolean {
         pool.idle.finishLeftPops()
+        if (pool.fair.rescheduleDropped()) pool.idle.signalWork()
         val workWaiting = pool.hasVisibleWork()
         var anyStarted = false // a task started on some worker since the previous look
         var running = 0 // workers inside a task and not blocked

@@ -175,6 +175,26 @@ internal class FairRotation {
         return null
     }
 
+    /**
+     * Set (a plain volatile store, no call) when an Error cut an append of a token short and its
+     * queue gave the token up (`FairQueue.dropToken`); cleared by [rescheduleDropped].
+     */
+    @Volatile @JvmField var tokenDropped = false
+
+    /**
+     * The starvation monitor, at each look: if a token was dropped, appends again the token of
+     * every queue that has work and whose token nobody holds (O2's CAS, as a producer would).
+     * True if it appended one (the caller signals). Harmless for a queue between a producer's
+     * O1 and O2, or a holder's W4 and W5: exactly one CAS takes the token.
+     */
+    fun rescheduleDropped(): Boolean {
+        if (!tokenDropped) return false
+        tokenDropped = false // before the scan: a token dropped after it sets the flag again
+        var appended = false
+        for (q in queues()) if (q.rescheduleIfStranded()) appended = true
+        return appended
+    }
+
     /** Tokens in the active list, including appends still being written (tests: one per queue with work). */
     fun activeCount(): Int = active.size()
 
@@ -226,6 +246,9 @@ internal interface FairMember {
 
     /** Takes the token without an offer (O2's CAS), for [FairRotation]'s draining after a failed producer. */
     fun tryTakeToken(): Boolean
+
+    /** Takes the token and appends it if the queue has work and nobody holds it ([FairRotation.rescheduleDropped]). */
+    fun rescheduleIfStranded(): Boolean
 
     /** Pool shutdown: no more intake; queued work still runs. */
     fun closeIntake()
