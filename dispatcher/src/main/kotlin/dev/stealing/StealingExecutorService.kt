@@ -36,7 +36,9 @@ import java.util.concurrent.TimeUnit
  * `shutdown()` stops intake and lets queued work finish; delayed one-shot tasks still run at
  * their time and the pool terminates after them, while every periodic task is cancelled at
  * once, even one whose run is already due (the default policy of `ScheduledThreadPoolExecutor`).
- * `shutdownNow()` also hands back the tasks not yet started, delayed and periodic ones included:
+ * `shutdownNow()` also hands back the tasks not yet started, whichever way they were queued
+ * (through this executor, [StealingDispatcher.affinityExecutor] or a fair queue), delayed and
+ * periodic ones included:
  * as `ScheduledThreadPoolExecutor`, it does not cancel those, so a caller waiting on one waits
  * until somebody runs or cancels it; unlike there, running a handed-back task runs it (a
  * periodic one runs once, then its future is cancelled). Tasks created by `submit`/`fork` are
