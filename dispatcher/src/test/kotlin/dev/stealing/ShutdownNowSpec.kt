@@ -31,10 +31,10 @@ class ShutdownNowSpec : FunSpec({
     val perPath = 50
 
     /**
-     * Blocks each worker of [executor] on a latch (one task per [blockWorker]; an interrupt ends its wait), queues
-     * [perPath] plain tasks through each of [paths] (name to a way of queuing), calls
-     * `shutdownNow()` and checks that it returned exactly those tasks. [failures] is what the
-     * pool's exception handler got; it must stay empty once the pool has terminated.
+     * Blocks each worker of [executor] on a latch (one task per [blockWorker]; an interrupt ends
+     * its wait), queues [perPath] plain tasks through each of [paths] (name to a way of queuing),
+     * calls `shutdownNow()` and checks that it returned exactly those tasks. [failures] is what
+     * the pool's exception handler got; it must stay empty once the pool has terminated.
      */
     fun handsBackEveryPath(
         executor: ExecutorService,
@@ -51,11 +51,14 @@ class ShutdownNowSpec : FunSpec({
                 block(
                     Runnable {
                         started.countDown()
-                        try {
+                        // If the release came before this thread got to park, await() returns with the interrupt pending.
+                        val interrupted = try {
                             release.await(30, TimeUnit.SECONDS)
+                            Thread.currentThread().isInterrupted
                         } catch (e: InterruptedException) {
-                            blockersInterrupted.incrementAndGet()
+                            true
                         }
+                        if (interrupted) blockersInterrupted.incrementAndGet()
                     },
                 )
             }
