@@ -38,13 +38,14 @@ import java.util.concurrent.TimeUnit
  * cancelled at once, even one whose run is already due, and one whose run is under way ends that
  * run, then is cancelled instead of scheduled again: its future is not done until the run ends
  * (the default policies of `ScheduledThreadPoolExecutor`).
- * `shutdownNow()` also hands back the tasks not yet started, delayed and periodic ones included:
- * as `ScheduledThreadPoolExecutor`, it does not cancel those (nor does a later `shutdown()` or
- * `close()`), so a caller waiting on one waits until somebody runs or cancels it; unlike there,
- * running a handed-back task runs it (a periodic one runs once, then its future is cancelled).
- * Tasks created by `submit`/`fork` are handed back cancelled, so that joins end, as
- * `ForkJoinPool` does. A rejected task throws [RejectedExecutionException]; nothing accepted is
- * ever silently dropped.
+ * `shutdownNow()` also hands back the tasks not yet started, whichever way they were queued
+ * (through this executor, [StealingDispatcher.affinityExecutor] or a fair queue), delayed and
+ * periodic ones included: as `ScheduledThreadPoolExecutor`, it does not cancel those (nor does a
+ * later `shutdown()` or `close()`), so a caller waiting on one waits until somebody runs or
+ * cancels it; unlike there, running a handed-back task runs it (a periodic one runs once, then
+ * its future is cancelled). Tasks created by `submit`/`fork` are handed back cancelled, so that
+ * joins end, as `ForkJoinPool` does. A rejected task throws [RejectedExecutionException];
+ * nothing accepted is ever silently dropped.
  * The executor of the shared pool ([StealingDispatcher.shared]) cannot be shut down: those
  * methods throw [UnsupportedOperationException].
  *

@@ -146,7 +146,18 @@ class ApiErgonomicsSpec : FunSpec({
         val e = StealingDispatcher(1, "stopping")
         val gate2 = java.util.concurrent.CountDownLatch(1)
         val started = java.util.concurrent.CountDownLatch(1)
-        e.executor.execute { started.countDown(); gate2.await() }
+        e.executor.execute {
+            started.countDown()
+            while (true) {
+                try {
+                    gate2.await()
+                    break
+                } catch (e: InterruptedException) {
+                    // shutdownNow's interrupt: keep waiting, or the worker could exit and the pool
+                    // terminate before the state is read below (it did once, on a loaded machine)
+                }
+            }
+        }
         started.await(10, SECONDS) shouldBe true // running, so shutdownNow cannot hand it back
         e.executor.shutdownNow()
         e.stats().state shouldBe StealingStats.State.STOPPING

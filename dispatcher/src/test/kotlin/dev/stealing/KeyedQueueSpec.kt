@@ -105,4 +105,48 @@ class KeyedQueueSpec : FunSpec({
             queue.size() shouldBe 0
         }
     }
+
+    test("closeAndTakeAll from another thread racing the owner's polls and producers: every accepted task taken once, in order") {
+        repeat(200 * stressMultiplier) {
+            val queue = KeyedQueue()
+            val accepted = java.util.concurrent.atomic.AtomicInteger()
+            val takenBy = java.util.concurrent.atomic.AtomicIntegerArray(4_000)
+            val start = CyclicBarrier(4)
+            val producers = List(2) { p ->
+                Thread {
+                    start.await()
+                    for (i in 0 until 2_000) if (queue.offer(IdTask(p * 2_000 + i))) accepted.incrementAndGet() else break
+                }.apply { start() }
+            }
+            val stopperOrder = IntArray(2) { -1 } // each producer's tasks, oldest first
+            var stopperOutOfOrder = 0
+            val stopper = Thread {
+                start.await()
+                repeat(2_000) { Thread.onSpinWait() }
+                queue.closeAndTakeAll {
+                    val id = (it as IdTask).id
+                    takenBy.incrementAndGet(id)
+                    if (id < stopperOrder[id / 2_000]) stopperOutOfOrder++
+                    stopperOrder[id / 2_000] = id
+                }
+            }.apply { start() }
+            start.await()
+            // The owner keeps polling while the stopper takes, and then until nothing is left
+            // (it steps over what the stopper took), as a worker runs on for a moment after
+            // shutdownNow() took its keyed queue.
+            while (stopper.isAlive || queue.hasWork()) {
+                val task = queue.poll() as IdTask? ?: continue
+                takenBy.incrementAndGet(task.id)
+            }
+            producers.forEach { it.join() }
+            stopper.join()
+            queue.drainClosed { takenBy.incrementAndGet((it as IdTask).id) } // what the worker does at exit: finds nothing
+            queue.offer(IdTask(0)) shouldBe false
+            (0 until 4_000).count { takenBy.get(it) == 1 } shouldBe accepted.get()
+            (0 until 4_000).count { takenBy.get(it) > 1 } shouldBe 0
+            stopperOutOfOrder shouldBe 0
+            queue.hasWork() shouldBe false
+            queue.size() shouldBe 0
+        }
+    }
 })

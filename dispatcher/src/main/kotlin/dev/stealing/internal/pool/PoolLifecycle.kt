@@ -146,11 +146,12 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
     }
 
     /**
-     * Stops intake and returns every task not yet started, except coroutine continuations, whose
-     * coroutines are cancelled instead (nobody could resume a handed-back continuation). Delayed
-     * and periodic tasks ([DelayedTask]) are handed back uncancelled, wherever they waited (a timer
-     * heap, or queued as due), as `ScheduledThreadPoolExecutor` does; forked tasks are cancelled so
-     * that joiners end, as `ForkJoinPool` does.
+     * Stops intake and returns every task not yet started, from every queue (the global queue,
+     * the fair queues, each worker's deque, yield queue, keyed queue and timers), except coroutine
+     * continuations, whose coroutines are cancelled instead (nobody could resume a handed-back
+     * continuation). Delayed and periodic tasks ([DelayedTask]) are handed back uncancelled,
+     * wherever they waited (a timer heap, or queued as due), as `ScheduledThreadPoolExecutor`
+     * does; forked tasks are cancelled so that joiners end, as `ForkJoinPool` does.
      *
      * Workers that see STOP while this runs wait until it has taken the queues' contents
      * ([awaitStopHandBack]) before they reject what is left on their own: a worker exiting at the
@@ -173,6 +174,9 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
             }
             pool.workers.forEach { w ->
                 w.timers?.closeAndDrain { unstarted += it } // closed: a later add is refused to its creator
+                // Closed too: a later keyed offer is refused to its producer. Taken here, not by its
+                // worker when it exits: that worker may be stuck in a task long after this returns.
+                w.keyedQueue?.closeAndTakeAll { unstarted += it }
                 for (queue in arrayOf(w.deque, w.yields)) stealAll(queue, unstarted)
             }
         } finally {
@@ -283,9 +287,10 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
     /**
      * When [w] exits a stopping pool, once [stop] has taken what it hands back
      * ([awaitStopHandBack]): tasks it pushed onto its own deque or yield queue after [stop] took
-     * their contents, and tasks in its keyed queue, are rejected, not lost. The keyed queue is
-     * closed first, so a keyed offer racing this exit is either drained here or refused to its
-     * producer ([WorkStealingPool.executeKeyed]). Its timer heap is closed and drained the same
+     * their contents are rejected, not lost. Its keyed queue was closed and emptied by [stop] (a
+     * keyed offer racing that was refused to its producer, [WorkStealingPool.executeKeyed]), or
+     * was empty at quiescence (TIDYING); it is closed and drained once more here all the same, so
+     * that nothing accepted could be left in it. Its timer heap is closed and drained the same
      * way: a timer added before the close is abandoned here ([Timer.abandon]), a later one is
      * refused to its creator ([addTimer]).
      */

@@ -21,11 +21,18 @@ import java.lang.invoke.VarHandle
  * that drain or refused to its producer, never left behind (the producer's CAS is a CAS, not
  * an exchange as in Vyukov's queue, for exactly this: an exchange cannot refuse).
  *
- * Owner only: [poll]. Any thread: [offer], [close], [hasWork], [size].
+ * `shutdownNow()` takes the tasks still queued from another thread ([closeAndTakeAll]), while
+ * the owner may still be polling: each node's task is claimed by an atomic exchange, by [poll]
+ * and by [closeAndTakeAll] alike, so exactly one of them gets it, and [poll] steps over a node
+ * already claimed.
+ *
+ * Owner only: [poll], [hasLinkedTask], [drainClosed]. Any thread: [offer], [close],
+ * [closeAndTakeAll], [hasWork], [size].
  */
 internal class KeyedQueue {
-    private class Node(@JvmField var task: Runnable?) {
-        @Suppress("unused") @JvmField var next: Node? = null // through NEXT
+    private class Node(@JvmField var task: Runnable?) { // task: plain until published, then through TASK
+        // Through NEXT; volatile so that a catch can store it with no call (link()).
+        @Suppress("unused") @Volatile @JvmField var next: Node? = null
     }
 
     /** The stub: the last node taken (its task already cleared). Written by the owner only; through HEAD. */
@@ -50,7 +57,7 @@ internal class KeyedQueue {
             val previous = TAIL.getVolatile(this) as Node // pairs with the CAS in offer()/close()
             if (previous === CLOSED) return false
             if (TAIL.compareAndSet(this, previous, node)) {
-                NEXT.setRelease(previous, node) // pairs with the getAcquire in poll()
+                link(previous, node)
                 return true
             }
         }
@@ -65,24 +72,50 @@ internal class KeyedQueue {
             val previous = TAIL.getVolatile(this) as Node
             if (previous === CLOSED) return
             if (TAIL.compareAndSet(this, previous, CLOSED)) { // ordered with every offer's CAS
-                NEXT.setRelease(previous, CLOSED) // pairs with the getAcquire in poll()
+                link(previous, CLOSED)
                 return
             }
         }
     }
 
-    /** Owner only: the oldest task, or null if none is reachable yet (or only [CLOSED] follows). */
-    fun poll(): Runnable? {
-        val h = HEAD.getOpaque(this) as Node // only the owner writes head
-        val next = NEXT.getAcquire(h) as Node? ?: return null // pairs with setRelease in offer()/close()
-        if (next === CLOSED) return null // never becomes the stub: it is shared by all queues
-        val task = next.task
-        next.task = null // let it be collected; `next` becomes the stub
-        HEAD.setRelease(this, next) // pairs with getAcquire in hasWork() from other threads
-        return task
+    /**
+     * After the CAS that made [node] the tail: links it behind [previous] (release: pairs with
+     * the getAcquire in [poll] and [closeAndTakeAll]). An Error in the release store's call (a
+     * deep producer's `StackOverflowError`) must not leave the node unlinked: everything offered
+     * after it would be unreachable, the owner would never poll past it, and a close would wait
+     * on it for ever. So the catch links it with a volatile store, which is no call.
+     */
+    @Suppress("NOTHING_TO_INLINE")
+    private inline fun link(previous: Node, node: Node) {
+        try {
+            NEXT.setRelease(previous, node)
+        } catch (e: Throwable) {
+            previous.next = node
+            throw e
+        }
     }
 
-    /** Owner only: whether [poll] would return a task now. */
+    /**
+     * Owner only: the oldest task, or null if none is reachable yet (or only [CLOSED] follows).
+     * Steps over nodes whose task [closeAndTakeAll] took.
+     */
+    fun poll(): Runnable? {
+        while (true) {
+            val h = HEAD.getOpaque(this) as Node // only the owner writes head
+            val next = NEXT.getAcquire(h) as Node? ?: return null // pairs with setRelease in offer()/close()
+            if (next === CLOSED) return null // never becomes the stub: it is shared by all queues
+            // Claimed against closeAndTakeAll() (an exchange, not a plain read and write: the two
+            // may reach this node at once); the null also lets the task be collected.
+            val task = TASK.getAndSet(next, null) as Runnable?
+            HEAD.setRelease(this, next) // `next` becomes the stub; pairs with getAcquire in hasWork() from other threads
+            if (task != null) return task
+        }
+    }
+
+    /**
+     * Owner only: whether [poll] would return a task now. After [closeAndTakeAll] it may say
+     * true for a node whose task was taken (the pool is stopping then, and the owner exits).
+     */
     fun hasLinkedTask(): Boolean {
         // As in poll(): head is written only by the owner; the acquire pairs with setRelease in offer()/close().
         val next = NEXT.getAcquire(HEAD.getOpaque(this) as Node) as Node?
@@ -109,12 +142,34 @@ internal class KeyedQueue {
         while (true) action(poll() ?: if (hasWork()) continue else return)
     }
 
+    /**
+     * Any thread (`shutdownNow()`, while the owner may still be running): closes the queue and
+     * hands every task offered before the close that the owner has not polled to [action],
+     * oldest first, waiting for offers still linking their node. A task the owner polls
+     * meanwhile goes to exactly one of the two ([poll]'s claim).
+     */
+    fun closeAndTakeAll(action: (Runnable) -> Unit) {
+        close()
+        var node = HEAD.getAcquire(this) as Node // pairs with setRelease in poll(): its task is claimed
+        while (true) {
+            // Null while a producer that got in before the close is between its CAS and its link: brief.
+            val next = NEXT.getAcquire(node) as Node? // pairs with setRelease in offer()/close()
+            if (next == null) {
+                Thread.onSpinWait()
+                continue
+            }
+            if (next === CLOSED) return
+            (TASK.getAndSet(next, null) as Runnable?)?.let(action)
+            node = next
+        }
+    }
+
     /** Tasks queued (racy walk, for statistics). */
     fun size(): Int {
         var n = 0
         var node = (HEAD.getAcquire(this) as Node).let { NEXT.getAcquire(it) as Node? }
         while (node != null && node !== CLOSED && n < Int.MAX_VALUE) {
-            n++
+            if (node.task != null) n++ // not taken by closeAndTakeAll()
             node = NEXT.getAcquire(node) as Node?
         }
         return n
@@ -127,5 +182,6 @@ internal class KeyedQueue {
         val HEAD: VarHandle = fieldHandle(KeyedQueue::class.java, "head", Node::class.java)
         val TAIL: VarHandle = fieldHandle(KeyedQueue::class.java, "tail", Node::class.java)
         val NEXT: VarHandle = fieldHandle(Node::class.java, "next", Node::class.java)
+        val TASK: VarHandle = fieldHandle(Node::class.java, "task", Runnable::class.java)
     }
 }
