@@ -271,6 +271,12 @@ class SignalErrorSpec : FunSpec({
         runInFreshJvm(OverflowSignalMain::class.java, timeoutSeconds = 60 + 10L * rounds, args = listOf("$rounds"), javaCommand = temurin25.path).last() shouldBe
             "rounds=$rounds wedged=0"
     }
+    for (mode in listOf("keyed", "fair")) {
+        test("the overflow test wedges no round: $mode submissions") {
+            runInFreshJvm(OverflowSignalMain::class.java, timeoutSeconds = 60 + 10L * rounds, args = listOf("$rounds", mode)).last() shouldBe
+                "rounds=$rounds wedged=0"
+        }
+    }
     test("the overflow test wedges no round: one CPU").config(enabledIf = { taskset != null }) {
         runInFreshJvm(OverflowSignalMain::class.java, timeoutSeconds = 60 + 10L * rounds, args = listOf("$rounds"), launcher = listOf(taskset!!, "-c", "0")).last() shouldBe
             "rounds=$rounds wedged=0"

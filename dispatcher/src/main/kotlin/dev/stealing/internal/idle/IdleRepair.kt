@@ -24,8 +24,14 @@ import java.lang.invoke.VarHandle
  * a thread with stack to spare finishes it (`IdleRepair.kt`: the starvation monitor, or a
  * worker about to go idle). That is a popper delayed between two of its steps, which the
  * protocol already allows (docs/parking.md, "Errors in the signalling path").
+ *
+ * Inline, so that its `try` opens in the frame whose CAS popped the node: a call to it would be
+ * a step of its own, and an overflow on entering it left a pop with no step written (the
+ * ledger soak with an overflowing submitter hung so, a worker IDLE and unlinked under a count
+ * for nobody).
  */
-internal fun IdleControl.finishPop(node: IdleNode): Boolean {
+@Suppress("NOTHING_TO_INLINE")
+internal inline fun IdleControl.finishPop(node: IdleNode): Boolean {
     var left = PendingPop.CLAIM
     try {
         faultHook?.accept(PendingPop.CLAIM)

@@ -58,9 +58,25 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
 
     /**
      * Keyed offers and timers from outside the pool in progress; quiescence waits for them (see
-     * the pool's `executeKeyed` and `addTimer`).
+     * the pool's `executeKeyed` and `addTimer`). Counted by [countedOutsideOffer] only.
      */
-    val outsideOffers = AtomicInteger()
+    @JvmField val outsideOffers = AtomicInteger()
+
+    /**
+     * Runs [offer] (keyed or a timer, from outside) counted in [outsideOffers], after a reserve of
+     * [OUTSIDE_OFFER_FRAMES] calls (about 25 ns): a decrement failing where an overflow cut the
+     * offer short would keep a shut-down pool from quiescing (`close()` hung so in the ledger soak).
+     * The decrement is two calls deep (fields are [JvmField]s): less than the reserve.
+     */
+    inline fun <T> countedOutsideOffer(offer: () -> T): T {
+        StackHeadroom.reserve(OUTSIDE_OFFER_FRAMES)
+        outsideOffers.incrementAndGet()
+        try {
+            return offer()
+        } finally {
+            outsideOffers.decrementAndGet()
+        }
+    }
 
     /** Set while [rejectQueuedWithoutWorkers] drains. */
     private val rejectingStranded = AtomicBoolean()
@@ -376,5 +392,9 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
             }
         }
         if (interrupted) Thread.currentThread().interrupt()
+    }
+
+    companion object {
+        const val OUTSIDE_OFFER_FRAMES = 32 // 16 real frames or more compiled, about 3 KB interpreted
     }
 }

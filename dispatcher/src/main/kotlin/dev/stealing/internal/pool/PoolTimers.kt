@@ -82,15 +82,15 @@ internal class PoolTimers(private val pool: WorkStealingPool) : TimerHost {
         }
         // From outside: counted while it checks the run state and inserts, so quiescence cannot
         // pass between the two (the Dekker pair of executeKeyed, on the same counter).
-        pool.lifecycle.outsideOffers.incrementAndGet()
         try {
-            if (pool.isShutdown()) return false
-            val target = (if (keyedSlot >= 0) pool.workers.getOrNull(keyedSlot) else roundRobinCoreWorker()) ?: return false
-            if (!insertTimer(target, timer, null)) return false
-            timersFromOutside.increment()
-            return true
+            return pool.lifecycle.countedOutsideOffer {
+                if (pool.isShutdown()) return false
+                val target = (if (keyedSlot >= 0) pool.workers.getOrNull(keyedSlot) else roundRobinCoreWorker()) ?: return false
+                if (!insertTimer(target, timer, null)) return false
+                timersFromOutside.increment()
+                true
+            }
         } finally {
-            pool.lifecycle.outsideOffers.decrementAndGet()
             if (pool.isShutdown()) pool.tryQuiesce() // a quiescence check may have skipped this pool for us
         }
     }

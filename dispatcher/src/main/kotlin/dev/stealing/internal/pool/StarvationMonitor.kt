@@ -147,6 +147,9 @@ internal class StarvationMonitor(
      */
     private fun look(): Boolean {
         pool.idle.finishLeftPops()
+        // A shut-down pool whose last quiescence check was skipped (a submitter's tryQuiesce that an
+        // Error cut short) would otherwise wait for ever: look again at each look.
+        if (pool.isShutdown()) pool.tryQuiesce()
         if (pool.fair.rescheduleDropped()) pool.idle.signalWork()
         val workWaiting = pool.hasVisibleWork()
         var anyStarted = false // a task started on some worker since the previous look

@@ -56,7 +56,7 @@ internal class WorkStealingPool(
     }
 
     /** The run state, the lock and the worker counts, and shutdown, stop and termination. */
-    val lifecycle = PoolLifecycle(this)
+    @JvmField val lifecycle = PoolLifecycle(this)
 
     /** Starting worker threads and their exit. */
     val threads = WorkerThreads(this)
@@ -181,13 +181,13 @@ internal class WorkStealingPool(
             // after the check above): that worker will never poll it again.
             return offerKeyed(target, task) || reject()
         }
-        lifecycle.outsideOffers.incrementAndGet()
         try {
-            if (isShutdown()) return reject()
-            beforeKeyedOffer?.run()
-            return offerKeyed(target, task) || reject()
+            return lifecycle.countedOutsideOffer {
+                if (isShutdown()) return reject()
+                beforeKeyedOffer?.run()
+                offerKeyed(target, task) || reject()
+            }
         } finally {
-            lifecycle.outsideOffers.decrementAndGet()
             if (isShutdown()) tryQuiesce() // a quiescence check may have skipped this pool for us
         }
     }
