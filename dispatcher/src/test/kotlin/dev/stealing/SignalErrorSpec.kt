@@ -256,6 +256,25 @@ class SignalErrorSpec : FunSpec({
         }
     }
 
+    test("a shut-down pool whose last quiescence check was cut short: the monitor's look quiesces it") {
+        val d = parkedPool("quiesce")
+        try {
+            val outside = d.pool.lifecycle.outsideOffers
+            outside.incrementAndGet() // an outside keyed offer in progress: quiescence must wait for it
+            val closer = Thread { d.close() }
+            closer.start()
+            eventually(10_000) { d.pool.isShutdown() } shouldBe true
+            // The offer ends, but its tryQuiesce is cut short (an Error in its finally): nobody else
+            // checks again, the worker is parked. Before, close() waited for ever.
+            outside.decrementAndGet()
+            closer.join(10_000)
+            withClue("close() returned") { closer.isAlive shouldBe false }
+            d.executor.isTerminated shouldBe true
+        } finally {
+            stopQuietly(d)
+        }
+    }
+
     // The overflow test: a 256 KB stack overflows, and execute() is called at every depth on the
     // way back. Before the fixes it wedged a one-worker pool within 20 rounds (a count left for a
     // searcher that did not exist, or the pool's lock left held). 50 rounds per JVM here (about

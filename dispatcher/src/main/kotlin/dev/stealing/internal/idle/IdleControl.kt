@@ -84,11 +84,11 @@ internal class IdleControl(
     }
 
     /**
-     * The starvation monitor's backstop ([StarvationMonitor][dev.stealing.internal.pool]): work
-     * has waited through a whole interval in which no worker started a task and fewer than
-     * `parallelism` ran one, so a wake-up was lost or a count stands for a worker that does not
-     * exist. Wakes the top idle worker or starts one whatever the counts say; the woken worker is
-     * counted as any woken worker is (a count too high is allowed; this one is).
+     * The starvation monitor's backstop by progress (`StarvationMonitor`): work has waited through
+     * two looks in which no worker started a task and fewer than `parallelism` ran one, so a
+     * wake-up was lost or a count stands for a worker that does not exist. Wakes the top idle
+     * worker or starts one whatever the counts say. The woken worker is counted as any woken
+     * worker is; if a phantom count stood too, the counts are one too high, the allowed direction.
      */
     fun wakeOrStartRegardless() {
         wakeOrStart(regardlessOfCounts = true)

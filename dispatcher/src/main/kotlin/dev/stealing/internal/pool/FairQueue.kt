@@ -149,7 +149,9 @@ internal class FairQueue(
      */
     @Suppress("NOTHING_TO_INLINE")
     private inline fun dropToken() { // inline: the catches that call it must make no call
-        scheduled = false // volatile store
+        // Volatile stores, in this order: pairs with the volatile read and CAS of O2 (offer) and
+        // tryTakeToken, and a completer that reads tokenDropped set then finds the flag false.
+        scheduled = false
         rotation.tokenDropped = true
     }
 

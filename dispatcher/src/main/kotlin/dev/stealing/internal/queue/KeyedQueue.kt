@@ -90,7 +90,7 @@ internal class KeyedQueue {
         try {
             NEXT.setRelease(previous, node)
         } catch (e: Throwable) {
-            previous.next = node
+            previous.next = node // volatile: pairs with the getAcquire in poll() and closeAndTakeAll(), as the release store
             throw e
         }
     }
