@@ -2,10 +2,6 @@
 
 package dev.stealing
 
-import dev.stealing.internal.loops.IntConsumerLoop
-import dev.stealing.internal.loops.IntMergeSort
-import dev.stealing.internal.loops.LongMergeSort
-import dev.stealing.internal.loops.runBlockingOn
 import dev.stealing.internal.pool.AffinityDispatcher
 import dev.stealing.internal.pool.WorkStealingPool
 import dev.stealing.internal.pool.label
@@ -23,7 +19,6 @@ import java.util.concurrent.Callable
 import java.util.concurrent.Executor
 import java.util.concurrent.ForkJoinPool
 import java.util.concurrent.RejectedExecutionException
-import java.util.function.IntConsumer
 import kotlin.coroutines.CoroutineContext
 
 /**
@@ -62,7 +57,7 @@ import kotlin.coroutines.CoroutineContext
 public class StealingDispatcher private constructor(
     internal val pool: WorkStealingPool,
     private val isShared: Boolean,
-) : ExecutorCoroutineDispatcher(), Delay {
+) : ExecutorCoroutineDispatcher(), Delay, ParallelOperations by parallelOperationsOf(pool) {
 
     /**
      * Creates an isolated pool, with its own threads and queues; close it when done.
@@ -194,60 +189,6 @@ public class StealingDispatcher private constructor(
 
     /** A snapshot of this pool's counters and queue depths. */
     public fun stats(): StealingStats = pool.stats()
-
-    /**
-     * Runs `body.accept(i)` for every `i` from [from] (inclusive) to [to] (exclusive), in
-     * parallel on this pool, and returns when every call has returned: the Java form of
-     * [parallelForEach] (`pool.parallelFor(0, n, i -> out[i] = f(in[i]))`). Each index runs
-     * exactly once, in an unspecified order; the range is split on demand, with no grain size to
-     * tune (see [parallelForEach]).
-     *
-     * Called on a worker of this pool (inside a task or another loop), the loop runs on the
-     * calling thread and its pieces are shared with the other workers. Called from any other
-     * thread, the loop runs on this pool while the caller waits; the wait is not interruptible
-     * (as `ForkJoinTask.invoke`: an interrupt stays set for the caller to see afterwards), and a
-     * worker of another pool waits as a blocked worker of its own pool.
-     *
-     * If [body] throws, no new piece starts, running pieces stop within 4,096 indices, and once
-     * every started piece has ended the first exception is thrown (an unchecked exception as it
-     * is), with later ones added to it as suppressed.
-     *
-     * @param from the first index.
-     * @param to the index after the last one; `from == to` runs nothing.
-     * @param body what to run for each index.
-     * @throws IllegalArgumentException if [from] is greater than [to].
-     * @throws java.util.concurrent.RejectedExecutionException if this pool is closed (called from
-     *   outside it), or `shutdownNow` dropped the loop before it started.
-     */
-    public fun parallelFor(from: Int, to: Int, body: IntConsumer) {
-        require(from <= to) { "parallelFor: from ($from) must not be greater than to ($to)" }
-        if (from == to) return
-        runBlockingOn(pool) { IntConsumerLoop(body).runAll(pool, from.toLong(), to.toLong()) }
-    }
-
-    /**
-     * Sorts [array] in ascending order, in parallel on this pool: the Java form of
-     * [IntArray.parallelSort] (a merge sort whose pieces and merges run on every worker, with a
-     * buffer as long as the array). Waits as [parallelFor] does.
-     *
-     * @param array the array to sort in place.
-     * @throws java.util.concurrent.RejectedExecutionException as [parallelFor].
-     */
-    public fun parallelSort(array: IntArray) {
-        if (array.size < 2) return
-        runBlockingOn(pool) { IntMergeSort(array).sortAll(pool) }
-    }
-
-    /**
-     * Sorts [array] in ascending order, in parallel on this pool; see [parallelSort].
-     *
-     * @param array the array to sort in place.
-     * @throws java.util.concurrent.RejectedExecutionException as [parallelFor].
-     */
-    public fun parallelSort(array: LongArray) {
-        if (array.size < 2) return
-        runBlockingOn(pool) { LongMergeSort(array).sortAll(pool) }
-    }
 
     /**
      * Stops intake, runs everything already accepted, and waits for the pool's threads (its
