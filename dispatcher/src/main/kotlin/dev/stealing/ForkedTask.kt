@@ -3,6 +3,7 @@ package dev.stealing
 import dev.stealing.internal.idle.enterBlocking
 import dev.stealing.internal.idle.exitBlocking
 import dev.stealing.internal.join.InterruptibleCall
+import dev.stealing.internal.join.helpThief
 import dev.stealing.internal.jvm.fieldHandle
 import dev.stealing.internal.queue.SameTask
 import dev.stealing.internal.worker.Worker
@@ -237,7 +238,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
      * On a worker: run this task inline if still queued locally (whatever the nesting
      * depth: leaving it queued while this thread blocks could deadlock a pool of one; not for a
      * zero timeout), else help its thief within the depth bound until done, [deadline] (a
-     * nanoTime; Long.MAX_VALUE for none), or about [HELP_SPINS] spin-waits without a task.
+     * nanoTime; Long.MAX_VALUE for none), or about 2,048 spin-waits without a task ([helpThief]).
      */
     private fun tryInlineOrHelp(deadline: Long) {
         val w = Thread.currentThread() as? Worker ?: return // not in its deque unless w forked it
@@ -249,19 +250,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
                 return
             }
         }
-        var idleSpins = 0
-        while (!isDone && w.canNest() && (deadline == Long.MAX_VALUE || deadline - System.nanoTime() > 0)) {
-            val thief = stolenBy
-            val task = if (thief != null && thief !== w && thief.pool === w.pool) w.stealFrom(thief, withYields = false).taskOrNull else null
-            if (task != null) {
-                w.counters.countHelped()
-                w.runNested(task)
-                idleSpins = 0
-            } else {
-                if (++idleSpins > HELP_SPINS) return
-                Thread.onSpinWait()
-            }
-        }
+        helpThief(w, deadline, { stolenBy }, { isDone })
     }
 
     /**
@@ -349,12 +338,6 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Runnabl
          */
         @JvmStatic
         public fun <T> fork(task: Callable<T>): ForkedTask<T> = forkOnCurrentWorker(task)
-
-        /**
-         * Spin-waits a joiner spends finding nothing to help with before it blocks (tens of
-         * microseconds; docs/investigations/2026-11-24-spin-waits.md).
-         */
-        private const val HELP_SPINS = 2048
 
         /** The callable of a task cancelled before anyone claimed it (never called). */
         private val DISCARDED: Callable<*> = Callable { error("a discarded task is never called") }

@@ -1,5 +1,7 @@
 package dev.stealing
 
+import java.util.concurrent.Callable
+import java.util.function.BiFunction
 import java.util.function.IntConsumer
 
 /**
@@ -28,6 +30,51 @@ import java.util.function.IntConsumer
  * Implemented by [StealingDispatcher] only.
  */
 public sealed interface ParallelOperations {
+    /**
+     * Runs [left] and [right], in parallel where another worker is free to take one of them, and
+     * returns `combine.apply(leftResult, rightResult)`: divide-and-conquer without a `Future` per
+     * task, the blocking form of [forkJoin] (after rayon's `join`).
+     *
+     * ```java
+     * static long fib(StealingDispatcher pool, int n) {
+     *     if (n < 2) return n;
+     *     return pool.forkJoin(() -> fib(pool, n - 1), () -> fib(pool, n - 2), Long::sum);
+     * }
+     * ```
+     *
+     * On a worker of this pool, [right] is offered to the other workers and [left] runs at once
+     * on the calling thread; then, if no worker took [right] meanwhile, the caller runs it too,
+     * as a plain call: the common case costs two calls and a queue entry. If a worker took it,
+     * the caller helps with the tasks that [right] forks there, then waits. From any other
+     * thread the whole call runs on this pool while the caller waits, as described for
+     * [ParallelOperations]. Either half may call `forkJoin` again: a recursion uses the stack
+     * like a plain recursive function. [combine] runs on the calling thread.
+     *
+     * If either half throws, the other half has ended (or never started) when this throws: a
+     * [right] not yet started never starts once [left] has failed. The exception is [left]'s if
+     * it threw, with [right]'s added as suppressed if both did, else [right]'s; an unchecked
+     * exception is thrown as it is, a checked one wrapped in
+     * [java.util.concurrent.CompletionException], as [ForkedTask.join] does.
+     *
+     * @param left the half run at once by the caller.
+     * @param right the half offered to other workers.
+     * @param combine what to return, from the two results.
+     * @throws java.util.concurrent.RejectedExecutionException if this pool is closed (called from
+     *   outside it), or `shutdownNow` dropped the call before it started.
+     */
+    public fun <A, B, R> forkJoin(left: Callable<out A>, right: Callable<out B>, combine: BiFunction<in A, in B, out R>): R
+
+    /**
+     * Runs [left] and [right], in parallel where another worker is free to take one of them, and
+     * returns when both have ended: [forkJoin] for halves without a result (a merge sort's two
+     * halves, for instance).
+     *
+     * @param left the half run at once by the caller.
+     * @param right the half offered to other workers.
+     * @throws java.util.concurrent.RejectedExecutionException as the other `forkJoin`.
+     */
+    public fun forkJoin(left: Runnable, right: Runnable)
+
     /**
      * Runs `body.accept(i)` for every `i` from [from] (inclusive) to [to] (exclusive), in
      * parallel, and returns when every call has returned: the Java form of [parallelForEach]

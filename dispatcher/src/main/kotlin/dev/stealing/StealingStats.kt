@@ -36,13 +36,16 @@ package dev.stealing
  * @property affinityQueueDepths keyed tasks waiting in each core worker's keyed queue.
  * @property forks every fork: the tasks forked by [StealingDispatcher.fork] and [ForkedTask.fork]
  *   (Java's fork/join, from a worker or from outside the pool), and the halves that [forkJoin]
- *   (and [forkJoinAll]) offered to other workers. Tasks from the executor's `submit` are not forks.
- * @property forksInlined of the [forkJoin] halves offered, those their caller took back and ran
- *   itself as a plain call (or dropped, when the other half had failed or the caller was
- *   cancelled). A [ForkedTask] that its join ran in place counts in [inlined] instead.
- * @property forksStolen of the [forkJoin] halves offered, those a worker took and ran as a
- *   coroutine of their own (another worker, or the same one while the caller was suspended). A
- *   stolen [ForkedTask] counts in [steals] instead.
+ *   (and [forkJoinAll]) and the blocking [ParallelOperations.forkJoin] offered to other workers.
+ *   Tasks from the executor's `submit` are not forks.
+ * @property forksInlined of the halves that [forkJoin] and [ParallelOperations.forkJoin] offered,
+ *   those their caller took back and ran itself as a plain call (or dropped, when the other half
+ *   had failed or the caller was cancelled). A [ForkedTask] that its join ran in place counts in
+ *   [inlined] instead.
+ * @property forksStolen of the halves that [forkJoin] and [ParallelOperations.forkJoin] offered,
+ *   those a worker took and ran (a [forkJoin] half as a coroutine of its own, on another worker
+ *   or on the same one while the caller was suspended). A stolen [ForkedTask] counts in [steals]
+ *   instead.
  * @property loopPieces pieces of parallel loops and sorts run ([parallelForEach],
  *   [parallelMap], [parallelFold], [parallelSort], [StealingDispatcher.parallelFor]): each range a
  *   worker ran from its start, including the whole range of a loop that was never split.

@@ -17,6 +17,28 @@ final class JavaNulls {
             && npe(() -> ex.scheduleWithFixedDelay(() -> { }, 1, 1, null));
     }
 
+    /** The messages of the NullPointerExceptions that each null argument of the two forkJoin forms gives. */
+    static java.util.List<String> forkJoinMessages(StealingDispatcher pool) {
+        Callable<Integer> one = () -> 1;
+        java.util.function.BiFunction<Integer, Integer, Integer> sum = Integer::sum;
+        Runnable nothing = () -> { };
+        return java.util.Arrays.asList(
+            npeMessage(() -> pool.forkJoin(null, one, sum)),
+            npeMessage(() -> pool.forkJoin(one, null, sum)),
+            npeMessage(() -> pool.forkJoin(one, one, null)),
+            npeMessage(() -> pool.forkJoin(null, nothing)),
+            npeMessage(() -> pool.forkJoin(nothing, null)));
+    }
+
+    private static String npeMessage(Runnable call) {
+        try {
+            call.run();
+            return "no exception";
+        } catch (NullPointerException e) {
+            return e.getMessage();
+        }
+    }
+
     private static boolean npe(Runnable call) {
         try {
             call.run();

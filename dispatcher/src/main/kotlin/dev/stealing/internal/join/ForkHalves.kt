@@ -33,7 +33,7 @@ import kotlin.coroutines.resume
 internal class ForkHalf<B>(
     @JvmField val block: suspend () -> B,
     @JvmField val context: CoroutineContext,
-) : Runnable {
+) : CallerOwnedHalf {
     @Volatile @JvmField var state: Any? = null
 
     /** The caller: claims the half it could not pop. False if a worker claimed it first. */

@@ -1,7 +1,7 @@
 package dev.stealing.internal.pool
 
 import dev.stealing.ForkedTask
-import dev.stealing.internal.join.ForkHalf
+import dev.stealing.internal.join.CallerOwnedHalf
 import dev.stealing.internal.timer.Timer
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.cancel
@@ -32,7 +32,7 @@ internal fun rejection(reason: String, what: String = "task"): CancellationExcep
  * Ends a queued [task] that will never run because [reason] (naming the pool): a [ForkedTask] or a [DelayedTask] is
  * cancelled (so its joiners end), a coroutine continuation has its job cancelled and completes
  * on `Dispatchers.IO` (as kotlinx's executor dispatchers do on rejection), a coroutine timer is
- * abandoned ([Timer.abandon]), a `forkJoin` half is dropped (its caller, which is still running
+ * abandoned ([Timer.abandon]), a fork/join half ([CallerOwnedHalf]) is dropped (its caller, which is still running
  * or has a continuation of its own, takes it back). Returns false, doing nothing, for any other
  * `Runnable`: the caller hands it back, reports it or drops it.
  */
@@ -49,7 +49,7 @@ internal fun discard(task: Runnable, reason: String): Boolean = when (task) {
         task.abandon("The task was rejected: $reason")
         true
     }
-    // Its caller takes it back (ForkJoin.kt): it is still unclaimed, or a dead entry.
-    is ForkHalf<*> -> true
+    // Its caller takes it back: it is still unclaimed, or a dead entry.
+    is CallerOwnedHalf -> true
     else -> false
 }
