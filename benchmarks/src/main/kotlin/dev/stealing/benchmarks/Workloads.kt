@@ -242,7 +242,8 @@ object Fib {
         return check(n, r)
     }
 
-    private fun fibForked(pool: StealingDispatcher, n: Int): Int {
+    /** fib([n]) with `ForkedTask`: fork fib(n-1), compute fib(n-2) in place, join the fork. */
+    internal fun fibForked(pool: StealingDispatcher, n: Int): Int {
         if (n < 2) return n
         val left = pool.fork { fibForked(pool, n - 1) }
         val right = fibForked(pool, n - 2)
@@ -278,7 +279,8 @@ class MergeSort(val size: Int = 10_000_000, val cutoff: Int = 8_192) {
         for (i in a.indices) a[i] = rnd.nextInt()
     }
     private val reference = input.copyOf().also { it.sort() }
-    private val work = IntArray(size)
+    /** The array being sorted (the Java fork/join forms in JavaForkJoin.kt sort it too). */
+    internal val work = IntArray(size)
     private val scratch = IntArray(size)
 
     fun reset() = System.arraycopy(input, 0, work, 0, size)
@@ -324,7 +326,8 @@ class MergeSort(val size: Int = 10_000_000, val cutoff: Int = 8_192) {
         merge(lo, mid, hi)
     }
 
-    private fun merge(lo: Int, mid: Int, hi: Int) {
+    /** Merges the sorted ranges `lo until mid` and `mid until hi` of [work]. */
+    internal fun merge(lo: Int, mid: Int, hi: Int) {
         val a = work
         val t = scratch
         System.arraycopy(a, lo, t, lo, hi - lo)

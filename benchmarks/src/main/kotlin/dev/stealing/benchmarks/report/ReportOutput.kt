@@ -78,6 +78,9 @@ class ReportOutput(
             val parts = listOfNotNull(vs("default", 1.0, "Default"), best?.let { vs(it, 1.1, "best peer, $it") })
             return verdictText(metric, ex, parts)
         }
+        if (JavaForkJoinWorkloads.isJavaForkJoin(metric) && ex == "stealing") {
+            return verdictText(metric, ex, listOfNotNull(vs("fjp", JavaForkJoinWorkloads.target(metric), "FJP")))
+        }
         if (LoopWorkloads.isLoop(metric) && ex == "stealing") {
             return verdictText(metric, ex, LoopWorkloads.targets(metric).mapNotNull { (peer, limit, name) -> vs(peer, limit, name) })
         }
