@@ -206,7 +206,12 @@ private fun ledgerRound(round: Int, random: Random, capacity: Int, totals: Ledge
     val handedBack: List<Runnable> = if (useShutdownNow) d.executor.shutdownNow() else emptyList<Runnable>().also { d.close() }
     stopProducers.set(true)
     producers.forEach { it.join(30_000) }
-    d.executor.awaitTermination(30, TimeUnit.SECONDS) shouldBe true
+    if (!d.executor.awaitTermination(30, TimeUnit.SECONDS)) {
+        // What a hang looks like, for whoever reads the failure: the pool's figures and its threads' stacks.
+        val threads = Thread.getAllStackTraces().filterKeys { it.name.startsWith("ledger-") } // the pool's threads and the producers
+        val stacks = threads.entries.joinToString("\n") { (t, st) -> "${t.name} ${t.state}\n" + st.take(25).joinToString("\n") { "    at $it" } }
+        throw AssertionError("round $round (${if (useShutdownNow) "shutdownNow" else "close"}): the pool did not terminate within 30 s: ${d.stats()}\n$stacks")
+    }
 
     for (task in handedBack) {
         when (task) {
