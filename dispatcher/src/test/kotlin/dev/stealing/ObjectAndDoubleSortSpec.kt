@@ -1,6 +1,9 @@
 package dev.stealing
 
 import dev.stealing.JavaLoops.Keyed
+import dev.stealing.internal.loops.DoubleMergeSort
+import dev.stealing.internal.loops.ObjectMergeSort
+import dev.stealing.internal.loops.ParallelMergeSort
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
@@ -113,22 +116,41 @@ class ObjectAndDoubleSortSpec : FunSpec({
         }
     }
 
-    test("a cancelled object or double sort keeps every element") {
+    test("a sort stopped before its first leaf, or cancelled mid-way, keeps every element, objects and doubles") {
+        for (parallelism in listOf(2, 3)) StealingDispatcher(parallelism, "sort-stopped-$parallelism").use { d ->
+            val n = ParallelMergeSort.MIN_LEAF * ParallelMergeSort.leafCount(parallelism) * 2 + 5
+            val objects = Array(n) { Keyed(Random(it).nextInt(), it) }
+            val doubles = DoubleArray(n) { if (it % 5 == 0) specials[it % specials.size] else Random(it).nextDouble() }
+            val objectsBefore = objects.toSet()
+            val doublesBefore = doubles.copyOf().also { java.util.Arrays.sort(it) }
+            val pieces = d.stats().loopPieces
+            runBlocking(d) {
+                ObjectMergeSort(objects, compareBy<Keyed> { it.key }).apply { cancel() }.sortAll(d.pool)
+                DoubleMergeSort(doubles).apply { cancel() }.sortAll(d.pool)
+            }
+            withClue("$parallelism workers: the sorts were cut into leaves") { (d.stats().loopPieces - pieces > 2L * ParallelMergeSort.leafCount(parallelism)) shouldBe true }
+            objects.toSet() shouldBe objectsBefore
+            doubles.copyOf().also { java.util.Arrays.sort(it) }.contentEquals(doublesBefore) shouldBe true
+        }
+        // Cancelled while its first comparison waits: the leaves running go on, the rest are skipped, every merge runs.
         StealingDispatcher(2, "sort-cancel-objects").use { d ->
             val objects = Array(2_000_000) { Keyed(Random(it).nextInt(), it) }
-            val doubles = DoubleArray(4_000_000) { Random(it).nextDouble() }
             val objectsBefore = objects.toSet()
-            val doublesBefore = doubles.sortedArray()
+            val comparing = CountDownLatch(1)
+            val cancelled = CountDownLatch(1)
             runBlocking {
-                val a = async(d) { objects.parallelSortWith(compareBy { it.key }) }
-                val b = async(d) { doubles.parallelSort() }
-                a.cancel()
-                b.cancel()
-                runCatching { a.await() }
-                runCatching { b.await() }
+                val job = async(d) {
+                    objects.parallelSortWith { a, b ->
+                        if (comparing.count > 0) { comparing.countDown(); cancelled.await(30, TimeUnit.SECONDS) }
+                        a.key.compareTo(b.key)
+                    }
+                }
+                comparing.await(30, TimeUnit.SECONDS) shouldBe true
+                job.cancel()
+                cancelled.countDown()
+                shouldThrow<kotlinx.coroutines.CancellationException> { job.await() }
             }
             objects.toSet() shouldBe objectsBefore
-            doubles.sortedArray().contentEquals(doublesBefore) shouldBe true
         }
     }
 })

@@ -44,9 +44,10 @@ import java.util.concurrent.Callable
  *
  * The element type lives only in the kernels ([sortLeaf], [copyToBuffer], [allocateBuffer],
  * [merge], [lowerBound], [moveRun]), written out once per array type in [IntMergeSort],
- * [LongMergeSort], [DoubleMergeSort] and [ObjectMergeSort]: the same text, because Kotlin has no generics over primitive arrays, and
- * a kernel shared through boxed values or an accessor interface would cost a call or an
- * allocation per element.
+ * [LongMergeSort], [DoubleMergeSort] (its own merge: the order of `Double.compare`) and
+ * [ObjectMergeSort] (a comparator): much the same text, because Kotlin has no generics over
+ * primitive arrays, and a kernel shared through boxed values or an accessor interface would
+ * cost a call or an allocation per element.
  */
 internal abstract class ParallelMergeSort(private val size: Int) : CancellableLoop {
     @Volatile private var stopped = false
