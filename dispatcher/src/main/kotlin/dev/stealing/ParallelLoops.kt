@@ -227,9 +227,10 @@ public suspend fun DoubleArray.parallelSort() {
  * parallel form of `sortWith`. The sort is **stable**: equal elements keep their order (the
  * pieces are sorted with `java.util.Arrays.sort`, a stable sort, and the merges take the earlier
  * element on a tie). Pieces, buffer, where it runs and cancellation are as for
- * [IntArray.parallelSort]. If [comparator] throws, no further comparison starts and, once every
- * started piece has ended, the first exception is thrown (later ones suppressed into it); the
- * array then holds an unspecified arrangement, as after an `Arrays.sort` that failed.
+ * [IntArray.parallelSort]. If [comparator] throws, no piece or merge starts after it (a piece
+ * already being sorted on another worker runs to its end) and, once every started piece has
+ * ended, the first exception is thrown (later ones suppressed into it); the array then holds an
+ * unspecified arrangement, as after an `Arrays.sort` that failed.
  */
 public suspend fun <T> Array<T>.parallelSortWith(comparator: Comparator<in T>) {
     if (size < 2) return

@@ -170,9 +170,10 @@ public sealed interface ParallelOperations {
      * stable sort) and merges (which take the earlier element on a tie) run on every worker,
      * with a buffer as long as the array. Waits as [parallelFor] does.
      *
-     * If [comparator] throws, no further comparison starts and the first exception reaches the
-     * caller (later ones suppressed into it); the array then holds an unspecified arrangement,
-     * as after an `Arrays.sort` that failed.
+     * If [comparator] throws, no piece or merge starts after it (a piece already being sorted on
+     * another worker runs to its end, and the merges only move their runs into place), and then
+     * the first exception reaches the caller, later ones suppressed into it; the array holds an
+     * unspecified arrangement, as after an `Arrays.sort` that failed.
      *
      * @param array the array to sort in place; may hold nulls if [comparator] takes them.
      * @param comparator the order.

@@ -6,13 +6,17 @@ package dev.stealing.internal.loops
  * The leaves are sorted with `Arrays.sort`, which gives that order; the merge and the cuts keep
  * it:
  * - a sorted run holds its NaNs at its end, so [merge] merges the runs' parts before their first
- *   NaN and appends the NaNs after them; and
- * - within those parts `<` is the order except that it sees -0.0 and 0.0 as equal, so on a tie
- *   the merge compares the raw bits (the sign bit makes -0.0's bits a negative long, 0.0's
- *   zero). Equal values other than zeros have equal bits, and the tie goes to the left run.
+ *   NaN and appends the NaNs after them;
+ * - within those parts `<` is the order except that it sees -0.0 and 0.0 as equal, so the merge
+ *   compares with `<` alone (one comparison per element, as the `long` merge) and then puts the
+ *   zeros it wrote right ([fixZeros]): they are contiguous in its output, and it writes the
+ *   right number of -0.0 first, then the 0.0s.
  *
- * The usual case costs one `<` per element, as the `long` merge does; the tie test runs only
- * when the right run's element is not smaller.
+ * The cuts ([lowerBound]) use `Double.compare`, so each piece of a split merge writes a
+ * contiguous part of the final order, and fixing its zeros within that part fixes them in the
+ * whole. (Breaking ties on the raw bits inside the loop instead cost a second comparison per
+ * element: on one thread a merge of two 2M runs took 1.4-1.5 x the `long` merge's time, this
+ * one 1.3 x, as a bare `<` merge does.)
  */
 internal class DoubleMergeSort(private val a: DoubleArray) : ParallelMergeSort(a.size) {
     private var buffer: DoubleArray = a
@@ -52,13 +56,37 @@ internal class DoubleMergeSort(private val a: DoubleArray) : ParallelMergeSort(a
         while (i < aEnd && j < bEnd) {
             val x = src[i]
             val y = src[j]
-            if (y < x || (y == x && y.toRawBits() < x.toRawBits())) { dst[k++] = y; j++ } else { dst[k++] = x; i++ }
+            if (y < x) { dst[k++] = y; j++ } else { dst[k++] = x; i++ }
         }
         if (i < aEnd) System.arraycopy(src, i, dst, k, aEnd - i)
         if (j < bEnd) System.arraycopy(src, j, dst, k, bEnd - j)
-        k += (aEnd - i) + (bEnd - j)
-        System.arraycopy(src, aEnd, dst, k, aHi - aEnd) // the NaNs, left run's first
-        System.arraycopy(src, bEnd, dst, k + (aHi - aEnd), bHi - bEnd)
+        val numbersEnd = to + (aEnd - aLo) + (bEnd - bLo)
+        fixZeros(dst, to, numbersEnd)
+        System.arraycopy(src, aEnd, dst, numbersEnd, aHi - aEnd) // the NaNs, left run's first
+        System.arraycopy(src, bEnd, dst, numbersEnd + (aHi - aEnd), bHi - bEnd)
+    }
+
+    /**
+     * In `[lo, hi)` of [dst], sorted by `<` (no NaN), puts the zeros in `Double.compare`'s order:
+     * they form one block, in which the -0.0s go first.
+     */
+    private fun fixZeros(dst: DoubleArray, lo: Int, hi: Int) {
+        var l = lo
+        var h = hi
+        while (l < h) { // the first element not below zero
+            val m = (l + h) ushr 1
+            if (dst[m] < 0.0) l = m + 1 else h = m
+        }
+        val zerosFrom = l
+        var end = zerosFrom
+        var negative = 0
+        while (end < hi && dst[end] == 0.0) {
+            if (dst[end].toRawBits() < 0L) negative++
+            end++
+        }
+        if (negative == 0 || negative == end - zerosFrom) return
+        java.util.Arrays.fill(dst, zerosFrom, zerosFrom + negative, -0.0)
+        java.util.Arrays.fill(dst, zerosFrom + negative, end, 0.0)
     }
 
     /** The first index of `[lo, hi)` of a sorted run that holds a NaN, or [hi]: NaNs sit at the run's end. */

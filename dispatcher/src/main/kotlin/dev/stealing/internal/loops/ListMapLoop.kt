@@ -5,8 +5,9 @@ import java.util.function.Function
 /**
  * Java's `parallelMap`: `out[i] = mapper(items[i])` for each index of [items] (a `RandomAccess`
  * list), so the results are in the list's order whichever worker computed them. No
- * accumulator; the workers' writes to [out] are seen by the caller through the joins of the
- * pieces (each [ForkedTask][RangeLoop]'s completion orders the writes before its join returns).
+ * accumulator. A worker's writes to [out] reach the caller through the joins of [RangeLoop]:
+ * a piece's writes come before the completion of its task, which its joiner reads, and the
+ * root's before the caller's wait ends.
  */
 internal class ListMapLoop<T, R>(
     private val items: List<T>,

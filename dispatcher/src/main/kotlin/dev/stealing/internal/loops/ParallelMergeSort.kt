@@ -36,8 +36,8 @@ import java.util.concurrent.Callable
  * array keeps its elements (a merge of any two sequences is a permutation of them), in an
  * unspecified order. **A failure** (a comparator that throws, in a leaf, a merge or a cut) is
  * kept as the first one, later ones suppressed into it ([fail]); it stops the sort as a cancel
- * does, and the merges after it only move their runs into place ([moveRun]), calling no
- * comparator; [sortAll] then throws it. A leaf whose `Arrays.sort` threw may have lost elements
+ * does (a leaf already in `Arrays.sort` runs to its end), and the merges after it only move
+ * their runs into place ([moveRun]), calling no comparator; [sortAll] then throws it. A leaf whose `Arrays.sort` threw may have lost elements
  * (as `Arrays.sort` itself may), so after a failure the array's content is unspecified.
  *
  * Forks are [ForkedTask]s on the worker's deque, joined newest first as in [RangeLoop].
