@@ -4,8 +4,10 @@
 package dev.stealing
 
 import dev.stealing.internal.loops.CancellableLoop
+import dev.stealing.internal.loops.DoubleMergeSort
 import dev.stealing.internal.loops.IntMergeSort
 import dev.stealing.internal.loops.LongMergeSort
+import dev.stealing.internal.loops.ObjectMergeSort
 import dev.stealing.internal.loops.RangeLoop
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.WorkerHost
@@ -206,6 +208,33 @@ public suspend fun IntArray.parallelSort() {
 public suspend fun LongArray.parallelSort() {
     if (size < 2) return
     val sort = LongMergeSort(this)
+    runLoop(sort) { pool -> sort.sortAll(pool) }
+}
+
+/**
+ * Sorts this array in ascending order, in parallel on a [StealingDispatcher], in the order of
+ * `java.util.Arrays.sort(double[])` and `Double.compare`: -0.0 before 0.0, and every NaN after
+ * positive infinity. See [IntArray.parallelSort].
+ */
+public suspend fun DoubleArray.parallelSort() {
+    if (size < 2) return
+    val sort = DoubleMergeSort(this)
+    runLoop(sort) { pool -> sort.sortAll(pool) }
+}
+
+/**
+ * Sorts this array in the order of [comparator], in parallel on a [StealingDispatcher]: the
+ * parallel form of `sortWith`. The sort is **stable**: equal elements keep their order (the
+ * pieces are sorted with `java.util.Arrays.sort`, a stable sort, and the merges take the earlier
+ * element on a tie). Pieces, buffer, where it runs and cancellation are as for
+ * [IntArray.parallelSort]. If [comparator] throws, no piece or merge starts after it (a piece
+ * already being sorted on another worker runs to its end) and, once every started piece has
+ * ended, the first exception is thrown (later ones suppressed into it); the array then holds an
+ * unspecified arrangement, as after an `Arrays.sort` that failed.
+ */
+public suspend fun <T> Array<T>.parallelSortWith(comparator: Comparator<in T>) {
+    if (size < 2) return
+    val sort = ObjectMergeSort(this, comparator)
     runLoop(sort) { pool -> sort.sortAll(pool) }
 }
 

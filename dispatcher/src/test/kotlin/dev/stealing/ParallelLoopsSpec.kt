@@ -69,7 +69,7 @@ class ParallelLoopsSpec : FunSpec({
         }
     }
 
-    test("the same ledger on one CPU: 2 and 4 workers, in a JVM that taskset confines to one CPU")
+    test("the same ledger, and parallelReduceToLong's (JavaLoopsSpec), on one CPU: 2 and 4 workers, in a JVM that taskset confines to one CPU")
         .config(enabledIf = { java.io.File("/usr/bin/taskset").canExecute() || java.io.File("/bin/taskset").canExecute() }) {
             // One CPU: the workers interleave only where the OS preempts them, which reaches
             // interleavings that two CPUs seldom produce (a piece preempted between its
@@ -390,11 +390,11 @@ class ParallelLoopsSpec : FunSpec({
     }
 })
 
-/** Run by [ParallelLoopsSpec] under `taskset -c 0`: the 10M ledger on 2 and 4 workers sharing one CPU. */
+/** Run by [ParallelLoopsSpec] under `taskset -c 0`: the 10M ledgers of `parallelForEach` and `parallelReduceToLong` on 2 and 4 workers sharing one CPU. */
 object OneCpuLoopLedgerMain {
     @JvmStatic
     fun main(args: Array<String>) {
-        val failures = listOf(2, 4).mapNotNull { p -> loopLedgerFailure(p, 2 * stressMultiplier)?.let { "$p workers: $it" } }
+        val failures = listOf(2, 4).flatMap { p -> listOfNotNull(loopLedgerFailure(p, 2 * stressMultiplier), reduceLedgerFailure(p, 2 * stressMultiplier)).map { "$p workers: $it" } }
         println("cpus=${Runtime.getRuntime().availableProcessors()} " + if (failures.isEmpty()) "ok" else failures.joinToString("; "))
     }
 }

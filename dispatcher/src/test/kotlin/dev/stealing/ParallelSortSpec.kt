@@ -168,4 +168,6 @@ private class HalfFailingSort(size: Int) : ParallelMergeSort(size) {
     override fun merge(fromBuffer: Boolean, aLo: Int, aHi: Int, bLo: Int, bHi: Int, to: Int) = Unit
 
     override fun lowerBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int = lo
+
+    override fun moveRun(fromBuffer: Boolean, lo: Int, hi: Int, to: Int) = Unit
 }

@@ -1,11 +1,12 @@
 package dev.stealing.benchmarks.report
 
+import dev.stealing.benchmarks.JavaLoopShapes
 import dev.stealing.benchmarks.LoopShapes
 
 /**
- * The report's parallel-loop rows (ids `loop-*`): each shape of [LoopShapes] on our loops
- * (`stealing`) and its peers, as listed there. Each measurement runs the loop once and reports
- * its time in milliseconds. The targets (in [ReportOutput]) compare `stealing` with the peers
+ * The report's parallel-loop rows (ids `loop-*`): each shape of [LoopShapes] and
+ * [JavaLoopShapes] on our loops (`stealing`) and its peers, as listed there. Each measurement
+ * runs the loop once and reports its time in milliseconds. The targets (in [ReportOutput]) compare `stealing` with the peers
  * of its own row.
  */
 object LoopWorkloads {
@@ -27,6 +28,30 @@ object LoopWorkloads {
             "sort", "IntArray.parallelSort of 10M random ints vs Arrays.parallelSort with default settings (default) and inside ForkJoinPool (fjp)",
             listOf(Triple("default", 1.0, "Arrays.parallelSort"), Triple("fjp", 0.9, "Arrays.parallelSort in FJP")),
         ),
+        Triple(
+            "java-sum", "Java: parallelReduceToLong of (long) i * i over 100M indices vs IntStream.range(..).parallel().mapToLong(..).sum() in ForkJoinPool (fjp)",
+            listOf(Triple("fjp", if (Runtime.version().feature() >= 25) 1.0 else 0.9, "parallel stream")),
+        ),
+        Triple(
+            "java-collect", "Java: parallelCollect of a 256-bucket histogram over 50M indices vs IntStream.range(..).parallel().collect(..) in ForkJoinPool (fjp)",
+            listOf(Triple("fjp", 1.0, "parallel stream")),
+        ),
+        Triple(
+            "java-map-skewed", "Java: parallelMap(list, f) over 1M elements, cost growing with the index to ~1,000 x, vs list.parallelStream().map(f).toList() in ForkJoinPool (fjp)",
+            listOf(Triple("fjp", 0.9, "parallel stream")),
+        ),
+        Triple(
+            "java-sort-objects", "Java: parallelSort(Integer[10M], comparator) vs Arrays.parallelSort(a, comparator) inside ForkJoinPool (fjp)",
+            listOf(Triple("fjp", 1.0, "Arrays.parallelSort in FJP")),
+        ),
+        Triple(
+            "java-sort-doubles", "Java: parallelSort(double[10M]) vs Arrays.parallelSort(double[]) inside ForkJoinPool (fjp)",
+            listOf(Triple("fjp", 1.0, "Arrays.parallelSort in FJP")),
+        ),
+        Triple(
+            "fold-user", "a user's (0 until 100_000_000).parallelFold({ 0L }, { acc, i -> acc + i.toLong() * i }, Long::plus), written at the call site, vs the java-sum stream (fjp)",
+            listOf(Triple("fjp", 0.9, "parallel stream")),
+        ),
     )
 
     /** Whether [metric] is one of these rows. */
@@ -41,8 +66,8 @@ object LoopWorkloads {
         Workload(
             id,
             listOf(Metric(id, "parallel loops: $title", "ms", "loop $shape")),
-            LoopShapes.EXECUTORS.getValue(shape),
-            { ex -> mapOf(id to LoopShapes.run(shape, ex)) },
+            if (shape in JavaLoopShapes.ALL) JavaLoopShapes.EXECUTORS else LoopShapes.EXECUTORS.getValue(shape),
+            { ex -> mapOf(id to if (shape in JavaLoopShapes.ALL) JavaLoopShapes.run(shape, ex) else LoopShapes.run(shape, ex)) },
         )
     }
 }

@@ -1,12 +1,14 @@
 package dev.stealing.internal.loops
 
 import dev.stealing.ForkedTask
+import dev.stealing.internal.jvm.fieldHandle
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.WorkerHost
+import java.lang.invoke.VarHandle
 import java.util.concurrent.Callable
 
 /**
- * A parallel merge sort of one primitive array on a pool's workers: `parallelSort`.
+ * A parallel merge sort of one array on a pool's workers: `parallelSort` and `parallelSortWith`.
  *
  * A range longer than [leafSize] is cut in two halves, each sorted (the right one forked) into
  * the other of the array and the buffer, then merged back into the range's own place; the root
@@ -15,7 +17,9 @@ import java.util.concurrent.Callable
  * only extra pass, and it runs inside the leaves, on every worker. A merge longer than
  * [MERGE_LEAF] is itself split at the middle of its longer run (the other run cut by binary
  * search), so the last merges, the longest, also run on every worker. Leaves are sorted with
- * `java.util.Arrays.sort`.
+ * `java.util.Arrays.sort`. The merge takes from the left run on ties, and a cut of the right
+ * run's middle cuts the left run after the elements equal to it ([upperBound]), so a stable
+ * leaf sort gives a stable sort ([ObjectMergeSort]).
  *
  * Leaves: as many as workers when that is a power of two, else the power of two at least twice
  * as many, so the leaves share out evenly (never shorter than [MIN_LEAF]). Every level of merges
@@ -27,21 +31,29 @@ import java.util.concurrent.Callable
  * "The sort"). A pool of one worker, or a short array, sorts in one `Arrays.sort` call with no
  * buffer.
  *
- * **Stopping** ([cancel], when the caller is cancelled, or a failure in [forkAndRun]): leaves
- * not yet sorted are skipped (a leaf that belongs in the buffer is still copied there), but
- * every merge still runs, so the array keeps its elements (a merge of any two sequences is a
- * permutation of them), in an unspecified order.
+ * **Stopping** ([cancel], when the caller is cancelled): leaves not yet sorted are skipped (a
+ * leaf that belongs in the buffer is still copied there), but every merge still runs, so the
+ * array keeps its elements (a merge of any two sequences is a permutation of them), in an
+ * unspecified order. **A failure** (a comparator that throws, in a leaf, a merge or a cut) is
+ * kept as the first one, later ones suppressed into it ([fail]); it stops the sort as a cancel
+ * does (a leaf already in `Arrays.sort` runs to its end), and the merges after it only move
+ * their runs into place ([moveRun]), calling no comparator; [sortAll] then throws it. A leaf whose `Arrays.sort` threw may have lost elements
+ * (as `Arrays.sort` itself may), so after a failure the array's content is unspecified.
  *
  * Forks are [ForkedTask]s on the worker's deque, joined newest first as in [RangeLoop].
  *
- * The element type lives only in the five kernels ([sortLeaf], [copyToBuffer],
- * [allocateBuffer], [merge], [lowerBound]), written out once per array type in [IntMergeSort]
- * and [LongMergeSort]: the same text, because Kotlin has no generics over primitive arrays, and
- * a kernel shared through boxed values or an accessor interface would cost a call or an
- * allocation per element.
+ * The element type lives only in the kernels ([sortLeaf], [copyToBuffer], [allocateBuffer],
+ * [merge], [lowerBound], [moveRun]), written out once per array type in [IntMergeSort],
+ * [LongMergeSort], [DoubleMergeSort] (its own merge: the order of `Double.compare`) and
+ * [ObjectMergeSort] (a comparator): much the same text, because Kotlin has no generics over
+ * primitive arrays, and a kernel shared through boxed values or an accessor interface would
+ * cost a call or an allocation per element.
  */
 internal abstract class ParallelMergeSort(private val size: Int) : CancellableLoop {
     @Volatile private var stopped = false
+
+    /** The first failure of a leaf, merge or cut; later ones are added to it as suppressed. Through [FAILURE]. */
+    @Volatile private var failure: Throwable? = null
 
     /** Leaves up to this size are sorted with `Arrays.sort`; set by [sortAll] before the first fork. */
     private var leafSize = size
@@ -66,6 +78,16 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
     /** In the array (or the buffer), the first index of `[lo, hi)` whose element is not less than the element at [keyAt]. */
     protected abstract fun lowerBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int
 
+    /**
+     * In the array (or the buffer), the first index of `[lo, hi)` whose element is greater than
+     * the element at [keyAt]. For a primitive type equal elements cannot be told apart, so the
+     * default, [lowerBound], does as well; a stable sort of objects overrides it.
+     */
+    protected open fun upperBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int = lowerBound(fromBuffer, lo, hi, keyAt)
+
+    /** Copies `[lo, hi)` of the array (or the buffer) unchanged into the other one from [to]: a merge after a failure. */
+    protected abstract fun moveRun(fromBuffer: Boolean, lo: Int, hi: Int, to: Int)
+
     /** Sorts the whole array from the calling thread, on [pool]'s workers if this thread is one of them (null: here only). */
     fun sortAll(pool: WorkerHost?) {
         val w = Thread.currentThread() as? Worker
@@ -77,6 +99,16 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
         }
         allocateBuffer()
         sortRange(0, size, intoBuffer = false)
+        failure?.let { throw it }
+    }
+
+    /** Records [e]: the first failure, or suppressed into it; stops the sort. */
+    private fun fail(e: Throwable) {
+        if (!FAILURE.compareAndSet(this, null, e)) {
+            val first = failure!!
+            if (first !== e) first.addSuppressed(e) // Throwable's own lock guards its list
+        }
+        stopped = true
     }
 
     /**
@@ -88,7 +120,13 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
         if (n <= leafSize) {
             (Thread.currentThread() as? Worker)?.counters?.countLoopPiece()
             if (intoBuffer) copyToBuffer(lo, hi) // even when stopped: the merges above read the buffer
-            if (!stopped) sortLeaf(intoBuffer, lo, hi)
+            if (!stopped) {
+                try {
+                    sortLeaf(intoBuffer, lo, hi)
+                } catch (e: Throwable) {
+                    fail(e)
+                }
+            }
             return
         }
         val mid = lo + (n ushr 1)
@@ -99,20 +137,37 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
     /** Merges two sorted runs of the array (or the buffer) into the other one from [to], splitting a long merge. */
     private fun mergeRange(fromBuffer: Boolean, aLo: Int, aHi: Int, bLo: Int, bHi: Int, to: Int) {
         val total = (aHi - aLo) + (bHi - bLo)
-        if (total <= MERGE_LEAF) {
+        if (failure == null && total <= MERGE_LEAF) {
             (Thread.currentThread() as? Worker)?.counters?.countLoopPiece()
-            merge(fromBuffer, aLo, aHi, bLo, bHi, to)
+            try {
+                merge(fromBuffer, aLo, aHi, bLo, bHi, to)
+                return
+            } catch (e: Throwable) {
+                fail(e)
+            }
+        }
+        if (failure != null) { // no comparator runs after a failure: the runs only move into place
+            moveRun(fromBuffer, aLo, aHi, to)
+            moveRun(fromBuffer, bLo, bHi, to + (aHi - aLo))
             return
         }
-        // Cut the longer run in the middle and the other where that element would go.
+        // Cut the longer run in the middle and the other where that element would go: before
+        // the elements equal to it if it came from the left run, after them if from the right.
         val am: Int
         val bm: Int
-        if (aHi - aLo >= bHi - bLo) {
-            am = aLo + ((aHi - aLo) ushr 1)
-            bm = lowerBound(fromBuffer, bLo, bHi, am)
-        } else {
-            bm = bLo + ((bHi - bLo) ushr 1)
-            am = lowerBound(fromBuffer, aLo, aHi, bm)
+        try {
+            if (aHi - aLo >= bHi - bLo) {
+                am = aLo + ((aHi - aLo) ushr 1)
+                bm = lowerBound(fromBuffer, bLo, bHi, am)
+            } else {
+                bm = bLo + ((bHi - bLo) ushr 1)
+                am = upperBound(fromBuffer, aLo, aHi, bm)
+            }
+        } catch (e: Throwable) {
+            fail(e)
+            moveRun(fromBuffer, aLo, aHi, to)
+            moveRun(fromBuffer, bLo, bHi, to + (aHi - aLo))
+            return
         }
         val rightTo = to + (am - aLo) + (bm - bLo)
         forkAndRun({ mergeRange(fromBuffer, am, aHi, bm, bHi, rightTo) }, here = { mergeRange(fromBuffer, aLo, am, bLo, bm, to) })
@@ -156,6 +211,8 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
 
         private fun ceilDiv(x: Int, y: Int): Int = (x - 1) / y + 1
 
+        private val FAILURE: VarHandle = fieldHandle(ParallelMergeSort::class.java, "failure", Throwable::class.java)
+
         /** No leaf is cut smaller than this: below it a fork costs more than it saves. */
         const val MIN_LEAF = 1 shl 13
 
@@ -175,6 +232,9 @@ internal class IntMergeSort(private val a: IntArray) : ParallelMergeSort(a.size)
     override fun sortLeaf(inBuffer: Boolean, lo: Int, hi: Int) = java.util.Arrays.sort(if (inBuffer) buffer else a, lo, hi)
 
     override fun copyToBuffer(lo: Int, hi: Int) = System.arraycopy(a, lo, buffer, lo, hi - lo)
+
+    override fun moveRun(fromBuffer: Boolean, lo: Int, hi: Int, to: Int) =
+        if (fromBuffer) System.arraycopy(buffer, lo, a, to, hi - lo) else System.arraycopy(a, lo, buffer, to, hi - lo)
 
     override fun lowerBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int {
         val src = if (fromBuffer) buffer else a
@@ -215,6 +275,9 @@ internal class LongMergeSort(private val a: LongArray) : ParallelMergeSort(a.siz
     override fun sortLeaf(inBuffer: Boolean, lo: Int, hi: Int) = java.util.Arrays.sort(if (inBuffer) buffer else a, lo, hi)
 
     override fun copyToBuffer(lo: Int, hi: Int) = System.arraycopy(a, lo, buffer, lo, hi - lo)
+
+    override fun moveRun(fromBuffer: Boolean, lo: Int, hi: Int, to: Int) =
+        if (fromBuffer) System.arraycopy(buffer, lo, a, to, hi - lo) else System.arraycopy(a, lo, buffer, to, hi - lo)
 
     override fun lowerBound(fromBuffer: Boolean, lo: Int, hi: Int, keyAt: Int): Int {
         val src = if (fromBuffer) buffer else a
