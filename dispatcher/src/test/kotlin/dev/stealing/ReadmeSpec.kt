@@ -23,8 +23,8 @@ import kotlin.time.Duration.Companion.seconds
 
 // Every Kotlin snippet of README.md and of the docs it sends readers to (docs/java.md,
 // docs/observability.md, docs/options.md), verbatim between the `// README:` markers, so they
-// cannot drift from the API. (The Java snippets are samples/.../ReadmeJava.java and
-// QuickStart.java, run by the build.)
+// cannot drift from the API. (The Java snippets are samples/.../ReadmeJava.java,
+// QuickStart.java and JavaFirst.java, run by the build.)
 
 // README: quick-start
 suspend fun fib(n: Int): Int = if (n < 2) n else {
@@ -68,7 +68,8 @@ class ReadmeSpec : FunSpec({
             .findAll(File(path).readText()).map { it.groupValues[2].trimIndent().trim() }.toList()
         val sources = File("src/test/kotlin/dev/stealing/ReadmeSpec.kt").readText() +
             File("../samples/src/main/java/dev/stealing/samples/ReadmeJava.java").readText() +
-            File("../samples/src/main/java/dev/stealing/samples/QuickStart.java").readText()
+            File("../samples/src/main/java/dev/stealing/samples/QuickStart.java").readText() +
+            File("../samples/src/main/java/dev/stealing/samples/JavaFirst.java").readText()
         val snippets = Regex("// README: [a-z-]+\n(.*?)\n[ \t]*// README: end", RegexOption.DOT_MATCHES_ALL)
             .findAll(sources).map { it.groupValues[1].trimIndent().trim() }.toSet()
         (blocksOf("../README.md").size >= 9) shouldBe true

@@ -1,6 +1,5 @@
 package dev.stealing.samples;
 
-import dev.stealing.ForkedTask;
 import dev.stealing.StealingDispatcher;
 
 /**
@@ -12,14 +11,13 @@ import dev.stealing.StealingDispatcher;
 public final class QuickStart {
     // README: java-quick-start
     static long fib(StealingDispatcher pool, int n) {
-        if (n < 2) return n;
-        ForkedTask<Long> left = pool.fork(() -> fib(pool, n - 1)); // on this worker's deque
-        return fib(pool, n - 2) + left.join();                      // runs `left` right here unless it was stolen
+        if (n < 2) return n; // the second half is offered to idle workers; if none took it, it runs right here
+        return pool.forkJoin(() -> fib(pool, n - 1), () -> fib(pool, n - 2), Long::sum);
     }
 
     public static void main(String[] args) throws Exception {
         try (StealingDispatcher pool = new StealingDispatcher(4, "compute")) {
-            System.out.println(pool.fork(() -> fib(pool, 25)).join());        // 75025
+            System.out.println(fib(pool, 25));                                 // 75025: on the pool, this thread waits
             System.out.println(pool.getExecutor().submit(() -> 6 * 7).get()); // 42: a full ExecutorService
         }
     }

@@ -26,6 +26,7 @@ public final class ReadmeJava {
             check();
         } else {
             QuickStart.main(args); // the README's Java quick start
+            JavaFirst.main(args); // the README's Java section
             readme();
         }
     }
@@ -37,15 +38,18 @@ public final class ReadmeJava {
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
             QuickStart.main(new String[0]);
+            JavaFirst.main(new String[0]);
             readme();
         } finally {
             System.setOut(out);
         }
         List<String> lines = captured.toString(StandardCharsets.UTF_8).lines().toList();
-        if (lines.size() != 4 || !lines.get(0).equals("75025") || !lines.get(1).equals("42")
-            || !lines.get(2).equals("499999500000") || !lines.get(3).startsWith("on sort-worker-")) {
+        List<String> expected = List.of("75025", "42", "832040", "333332833333500000",
+            "[Order[customer=c, cents=100], Order[customer=b, cents=300], Order[customer=a, cents=300]]", "answer 42",
+            "499999500000");
+        if (lines.size() != 8 || !lines.subList(0, 7).equals(expected) || !lines.get(7).startsWith("on sort-worker-")) {
             throw new AssertionError("README Java snippets printed " + lines
-                + ", expected [75025, 42, 499999500000, on sort-worker-<n>]");
+                + ", expected " + expected + " and on sort-worker-<n>");
         }
         if (fibOnTheSharedPool(20) != 6765) throw new AssertionError("ForkedTask.fork on the shared pool: fib(20) != 6765");
     }
