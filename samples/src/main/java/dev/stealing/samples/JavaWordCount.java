@@ -34,7 +34,8 @@ public final class JavaWordCount {
         Path root = Path.of(args.length > 0 && !args[0].startsWith("--") ? args[0] : ".");
         List<Path> files;
         try (Stream<Path> walk = Files.walk(root)) {
-            files = walk.filter(Files::isRegularFile).filter(JavaWordCount::isText).sorted().toList();
+            files = walk.filter(Files::isRegularFile).filter(JavaWordCount::isText).filter(p -> !isBuildOutput(root.relativize(p)))
+                .sorted().toList();
         }
         try (StealingDispatcher pool = new StealingDispatcher(Runtime.getRuntime().availableProcessors(), "words")) {
             for (int round = 0; round < 3; round++) { // the first rounds warm up the JIT
@@ -72,6 +73,15 @@ public final class JavaWordCount {
         }
     }
 
+    /** Whether {@code relative} lies in a build's output or a repository's metadata ({@code target}, {@code .git}). */
+    private static boolean isBuildOutput(Path relative) {
+        for (Path part : relative) {
+            String n = part.toString();
+            if (n.equals("target") || n.equals(".git")) return true;
+        }
+        return false;
+    }
+
     private static boolean isText(Path p) {
         String n = p.getFileName().toString();
         return n.endsWith(".md") || n.endsWith(".kt") || n.endsWith(".java") || n.endsWith(".xml") || n.endsWith(".txt");
@@ -85,7 +95,7 @@ public final class JavaWordCount {
         }
     }
 
-    /** Adds the words of [text] (runs of letters, lower-cased) to [into]. */
+    /** Adds the words of {@code text} (runs of letters, lower-cased) to {@code into}. */
     private static void countWords(String text, Map<String, Long> into) {
         int i = 0;
         int n = text.length();
