@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger
  * | `stealing-forkjoin` | the same pool; divide-and-conquer coroutine workloads use `forkJoin` instead of `async` |
  * | `default` | `Dispatchers.Default` (shared, never closed); as Executor `Dispatchers.Default.asExecutor()` |
  * | `fjp` | `ForkJoinPool(parallelism)`; as dispatcher via `asCoroutineDispatcher()` |
- * | `fjp-common` | `ForkJoinPool.commonPool()` (shared, never closed; its own parallelism, `cores - 1` unless set by `java.util.concurrent.ForkJoinPool.common.parallelism`); `CompletableFuture` workloads only |
+ * | `fjp-common` | `ForkJoinPool.commonPool()` (shared, never closed; its own parallelism, `cores - 1` unless set by `java.util.concurrent.ForkJoinPool.common.parallelism`); `CompletableFuture` workloads only (with parallelism 1, `CompletableFuture` on JDK 17 runs a thread per stage instead) |
  * | `tpe` | `Executors.newFixedThreadPool(parallelism)` |
  * | `lock` | the single-lock pool of part 1 of Joe Duffy's 2008 thread-pool series, [LockPool] |
  * | `lockwsq` | the lock + work-stealing-queue pool of part 3 of that series, [LockWsqPool] |

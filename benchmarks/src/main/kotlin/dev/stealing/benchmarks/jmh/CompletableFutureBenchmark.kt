@@ -17,10 +17,14 @@ import java.util.concurrent.TimeUnit
  * `CompletableFuture` stages on each executor ([CompletableFutureShapes]): a chain of 1,000
  * `thenApplyAsync` stages (`chain`), 10,000 `supplyAsync` joined by `allOf` (`allof`), and
  * 1,000 rounds of `thenComposeAsync` handing a value to a `supplyAsync` and back (`pingpong`).
- * One operation = one run of the shape, including the check of its result.
+ * One operation = one run of the shape, including the check of its result, timed by JMH from
+ * outside: with the wake-up of a parked worker by the first submission and of the caller by the
+ * last stage, which the report's `cf-chain` and `cf-pingpong` rows leave out (they time the
+ * stages in the pool). The value returned, consumed by JMH, is that in-pool time.
  *
  * `fjp-common` is `ForkJoinPool.commonPool()`; with its default parallelism on a 2-core machine
- * (1), `CompletableFuture` runs each stage on a new thread instead. To compare with a common
+ * (1), `CompletableFuture` on JDK 17 runs each stage on a new thread instead (JDK 25 uses the
+ * pool's one worker). To compare with a common
  * pool of 2: `-jvmArgsAppend -Djava.util.concurrent.ForkJoinPool.common.parallelism=2`.
  */
 @State(Scope.Benchmark)

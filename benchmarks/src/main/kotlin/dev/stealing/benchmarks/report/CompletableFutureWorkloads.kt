@@ -6,17 +6,18 @@ import dev.stealing.benchmarks.CompletableFutureShapes
  * The report's `CompletableFuture` rows (ids `cf-*`): each shape of [CompletableFutureShapes]
  * with the pool's executor (`stealing`) and its peers `ForkJoinPool(parallelism)` (`fjp`),
  * `ForkJoinPool.commonPool()` (`fjp-common`) and a fixed thread pool (`tpe`). A shape takes
- * from hundreds of microseconds to milliseconds, so each measurement runs it a number of times
- * in a row and reports the mean time of one run, in microseconds. The targets (in
+ * from tens of microseconds to milliseconds, so each measurement runs it a number of times in a
+ * row and reports the mean time of one run, in microseconds; the chain and the ping-pong are
+ * timed inside the pool, without the wake-ups from and to the caller ([CompletableFutureShapes]). The targets (in
  * [ReportOutput]): at most 1.0 x the best peer of the row (the floor) and at most 0.9 x (the
  * goal).
  */
 object CompletableFutureWorkloads {
     /** Shape id, its title in the table, and the runs per measurement. */
     private val shapes = listOf(
-        Triple("chain", "a chain of ${CompletableFutureShapes.CHAIN_STAGES} thenApplyAsync stages, started on the executor", 10),
+        Triple("chain", "a chain of ${CompletableFutureShapes.CHAIN_STAGES} thenApplyAsync stages, timed in the pool", 10),
         Triple("allof", "${CompletableFutureShapes.ALLOF_TASKS} supplyAsync from outside, joined by allOf", 4),
-        Triple("pingpong", "ping-pong: ${CompletableFutureShapes.PINGPONG_ROUNDS} rounds of thenComposeAsync handing to a supplyAsync and back", 5),
+        Triple("pingpong", "ping-pong: ${CompletableFutureShapes.PINGPONG_ROUNDS} rounds of thenComposeAsync handing to a supplyAsync and back, timed in the pool", 5),
     )
 
     /** The floor and the goal of every row: at most this x the best peer. */
@@ -41,6 +42,7 @@ object CompletableFutureWorkloads {
             },
             note = if (shape == "chain") "cf-*: stealing = `StealingDispatcher.executor`, fjp = `ForkJoinPool(parallelism)`, " +
                 "tpe = `Executors.newFixedThreadPool(parallelism)`, ${CompletableFutureShapes.commonPoolNote}; " +
+                "chain and pingpong timed in the pool (first task to last stage), allof from the caller; " +
                 "targets: <= $FLOOR x the best peer (floor), <= $GOAL x (goal)." else null,
         )
     }
