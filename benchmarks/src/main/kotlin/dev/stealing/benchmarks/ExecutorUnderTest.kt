@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger
  * | `stealing-forkjoin` | the same pool; divide-and-conquer coroutine workloads use `forkJoin` instead of `async` |
  * | `default` | `Dispatchers.Default` (shared, never closed); as Executor `Dispatchers.Default.asExecutor()` |
  * | `fjp` | `ForkJoinPool(parallelism)`; as dispatcher via `asCoroutineDispatcher()` |
+ * | `fjp-common` | `ForkJoinPool.commonPool()` (shared, never closed; its own parallelism, `cores - 1` unless set by `java.util.concurrent.ForkJoinPool.common.parallelism`); `CompletableFuture` workloads only (with parallelism 1, `CompletableFuture` on JDK 17 runs a thread per stage instead) |
  * | `tpe` | `Executors.newFixedThreadPool(parallelism)` |
  * | `lock` | the single-lock pool of part 1 of Joe Duffy's 2008 thread-pool series, [LockPool] |
  * | `lockwsq` | the lock + work-stealing-queue pool of part 3 of that series, [LockWsqPool] |
@@ -80,14 +81,14 @@ class ExecutorUnderTest private constructor(
 
     companion object {
         /** Every executor id, in the order tables list them. */
-        val ALL: List<String> = listOf("stealing", "stealing-inline", "stealing-forkjoin", "default", "fjp", "tpe", "lock", "lockwsq", "single", "stpe")
+        val ALL: List<String> = listOf("stealing", "stealing-inline", "stealing-forkjoin", "default", "fjp", "fjp-common", "tpe", "lock", "lockwsq", "single", "stpe")
 
         /**
          * The executors of Executor-path workloads (`stealing-inline` and `stealing-forkjoin` would
          * be the same as `stealing`; `single` runs the message-passing workloads only, `stpe` the timer
-         * workloads only).
+         * workloads only, `fjp-common` the `CompletableFuture` workloads only).
          */
-        val EXECUTORS: List<String> = ALL - "stealing-inline" - "stealing-forkjoin" - "single" - "stpe"
+        val EXECUTORS: List<String> = ALL - "stealing-inline" - "stealing-forkjoin" - "single" - "stpe" - "fjp-common"
 
         /**
          * Whether this JVM's `ForkJoinPool` is a `ScheduledExecutorService` (JDK 25 and later):
@@ -120,6 +121,11 @@ class ExecutorUnderTest private constructor(
                         ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(p).apply { this.name = "$name-${counter.getAndIncrement()}" }
                     }, null, false)
                     ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, false, null, pool, "$name-") { shutdownAndJoin(pool) }
+                }
+                "fjp-common" -> {
+                    // Shared by the whole JVM: never shut down. Its threads are named by the JDK.
+                    val pool = ForkJoinPool.commonPool()
+                    ExecutorUnderTest(id, ForkJoinPool.getCommonPoolParallelism(), pool, pool.asCoroutineDispatcher(), false, false, null, pool, "ForkJoinPool.commonPool-worker-") {}
                 }
                 "tpe" -> {
                     val name = "bench-tpe"

@@ -416,7 +416,8 @@ class Report(private val options: Options) {
                 (if (ExecutorUnderTest.forkJoinPoolSchedules) ", fjp = `ForkJoinPool(${options.parallelism}).schedule`" else "; no fjp row: `ForkJoinPool` has no `schedule` before JDK 25") +
                 "; throughput target as time: >= 2x STPE's throughput = <= 0.5 x its time.",
         ),
-    ).plus(MessagePassingWorkloads.workloads()).plus(LoopWorkloads.workloads()).plus(JavaForkJoinWorkloads.workloads()).filter { options.only == null || options.only.containsMatchIn(it.id) }
+    ).plus(MessagePassingWorkloads.workloads()).plus(LoopWorkloads.workloads()).plus(JavaForkJoinWorkloads.workloads())
+        .plus(CompletableFutureWorkloads.workloads()).filter { options.only == null || options.only.containsMatchIn(it.id) }
 
     private val samples = LinkedHashMap<Pair<String, String>, MutableList<Double>>()
     private val failures = ArrayList<String>()

@@ -1,5 +1,6 @@
 package dev.stealing.benchmarks.report
 
+import dev.stealing.benchmarks.CompletableFutureShapes
 import dev.stealing.benchmarks.ExecutorUnderTest
 import org.knowm.xchart.BitmapEncoder
 import org.knowm.xchart.CategoryChart
@@ -80,6 +81,15 @@ class ReportOutput(
         }
         if (JavaForkJoinWorkloads.isJavaForkJoin(metric) && ex == "stealing") {
             return verdictText(metric, ex, listOfNotNull(vs("fjp", JavaForkJoinWorkloads.target(metric), "FJP")))
+        }
+        if (CompletableFutureWorkloads.isCompletableFuture(metric) && ex == "stealing") {
+            val best = CompletableFutureShapes.PEERS.filter { median(metric, it) != null }.minByOrNull { median(metric, it)!! }
+                ?: return ""
+            val parts = listOfNotNull(
+                vs(best, CompletableFutureWorkloads.FLOOR, "best peer, $best (floor)"),
+                vs(best, CompletableFutureWorkloads.GOAL, "best peer, $best (goal)"),
+            )
+            return verdictText(metric, ex, parts)
         }
         if (LoopWorkloads.isLoop(metric) && ex == "stealing") {
             return verdictText(metric, ex, LoopWorkloads.targets(metric).mapNotNull { (peer, limit, name) -> vs(peer, limit, name) })
@@ -260,7 +270,7 @@ class ReportOutput(
             "Median of the measured rounds; spread = min - max; ratios are our executor's median over the peer's (lower is better; " +
             "for the allocation row, bytes over bytes). Executors: `stealing` = StealingDispatcher (`await`), `stealing-inline` = the same " +
             "with `awaitInline`, `stealing-forkjoin` = the same with `forkJoin` instead of `async`, `default` = Dispatchers.Default, `fjp` = ForkJoinPool (RecursiveTask for fork/join), " +
-            "`tpe` = fixed ThreadPoolExecutor, `lock` / `lockwsq` = Duffy's 2008 pools, `single` = a one-thread executor, `stpe` = ScheduledThreadPoolExecutor (benchmarks/README.md).")
+            "`fjp-common` = ForkJoinPool.commonPool(), `tpe` = fixed ThreadPoolExecutor, `lock` / `lockwsq` = Duffy's 2008 pools, `single` = a one-thread executor, `stpe` = ScheduledThreadPoolExecutor (benchmarks/README.md).")
         if (options.quick) {
             appendLine()
             appendLine("**Quick mode**: few rounds; the figures are indicative only. Run without `--quick` (on an otherwise idle machine) for the figures to quote.")
@@ -346,6 +356,7 @@ class ReportOutput(
             "stealing-forkjoin" to java.awt.Color(0xe377c2),
             "default" to java.awt.Color(0xff7f0e),
             "fjp" to java.awt.Color(0x2ca02c),
+            "fjp-common" to java.awt.Color(0x98df8a),
             "tpe" to java.awt.Color(0x9467bd),
             "lock" to java.awt.Color(0xd62728),
             "lockwsq" to java.awt.Color(0x8c564b),
