@@ -20,7 +20,7 @@ object JavaFib {
     fun join(pool: StealingDispatcher, n: Int): Int = Fib.check(n, pool.fork { fibJoin(pool, n) }.join())
 
     /** fib([n]) with `RecursiveTask`: fork fib(n-1), compute fib(n-2) in place, join. */
-    fun forkJoinTask(fjp: ForkJoinPool, n: Int): Int = Fib.check(n, fjp.invoke(ForkedFib(n)))
+    fun forkJoinTask(fjp: ForkJoinPool, n: Int): Int = Fib.check(n, fjp.invoke(Fib.FibTask(n)))
 
     /** fib([n]) with `ForkJoinTask.invokeAll(a, b)` per node. */
     fun invokeAll(fjp: ForkJoinPool, n: Int): Int = Fib.check(n, fjp.invoke(BothFib(n)))
@@ -29,15 +29,6 @@ object JavaFib {
 
     private fun fibJoin(pool: StealingDispatcher, n: Int): Int =
         if (n < 2) n else pool.forkJoin(Callable { fibJoin(pool, n - 1) }, Callable { fibJoin(pool, n - 2) }, sum)
-
-    private class ForkedFib(private val n: Int) : RecursiveTask<Int>() {
-        override fun compute(): Int {
-            if (n < 2) return n
-            val left = ForkedFib(n - 1).also { it.fork() }
-            val right = ForkedFib(n - 2).compute()
-            return left.join() + right
-        }
-    }
 
     private class BothFib(private val n: Int) : RecursiveTask<Int>() {
         override fun compute(): Int {

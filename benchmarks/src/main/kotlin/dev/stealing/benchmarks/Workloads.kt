@@ -250,7 +250,8 @@ object Fib {
         return left.join() + right
     }
 
-    private class FibTask(private val n: Int) : RecursiveTask<Int>() {
+    /** fib([n]) as `RecursiveTask`: fork fib(n-1), compute fib(n-2) in place, join. */
+    internal class FibTask(private val n: Int) : RecursiveTask<Int>() {
         override fun compute(): Int {
             if (n < 2) return n
             val left = FibTask(n - 1).also { it.fork() }
