@@ -1,8 +1,8 @@
 package dev.stealing
 
 import java.util.concurrent.Callable
-import java.util.function.BiFunction
 import java.util.function.BiConsumer
+import java.util.function.BiFunction
 import java.util.function.DoubleBinaryOperator
 import java.util.function.Function
 import java.util.function.IntConsumer

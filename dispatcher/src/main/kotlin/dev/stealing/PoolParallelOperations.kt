@@ -14,10 +14,10 @@ import dev.stealing.internal.loops.LongReduceLoop
 import dev.stealing.internal.loops.ObjectMergeSort
 import dev.stealing.internal.loops.runBlockingOn
 import dev.stealing.internal.pool.WorkStealingPool
-import java.util.concurrent.Callable
-import java.util.function.BiFunction
 import java.util.Collections
+import java.util.concurrent.Callable
 import java.util.function.BiConsumer
+import java.util.function.BiFunction
 import java.util.function.DoubleBinaryOperator
 import java.util.function.Function
 import java.util.function.IntConsumer
