@@ -56,6 +56,7 @@ internal abstract class JoinHalf<B> : CallerOwnedHalf {
      * unclaimed, for the caller to take back.
      */
     override fun run() {
+        // Volatile read; a stale null only sends this thief on to the CAS below, which then fails.
         if (state != null) return // taken back by its caller: a dead entry
         StackHeadroom.reserve(STACK_FRAMES)
         val thief = Thread.currentThread()
@@ -73,6 +74,7 @@ internal abstract class JoinHalf<B> : CallerOwnedHalf {
     }
 
     /** For the caller, once a thief claimed this half: whether its run has ended. */
+    // Volatile read; pairs with the thief's getAndSet in run(), after which value and failure are visible.
     fun isDone(): Boolean = completion === DONE
 
     /** The worker that claimed this half, if it is one (for helping). */
@@ -86,7 +88,7 @@ internal abstract class JoinHalf<B> : CallerOwnedHalf {
         // Announces the waiter; fails only if the thief ended meanwhile (its getAndSet came first).
         if (!COMPLETION.compareAndSet(this, null, Thread.currentThread())) return
         var interrupted = false
-        while (completion !== DONE) {
+        while (completion !== DONE) { // volatile read; pairs with the thief's getAndSet in run()
             LockSupport.park(this)
             if (Thread.interrupted()) interrupted = true
         }
