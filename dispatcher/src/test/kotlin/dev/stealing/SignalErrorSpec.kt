@@ -47,6 +47,14 @@ private fun armOnce(idle: IdleControl, step: Int, error: () -> Throwable = { Inj
     }
 }
 
+/** Arms [idle]'s fault hook to throw an [InjectedError] once, at [step], on whichever worker thread comes first. */
+private fun armOnWorkers(idle: IdleControl, step: Int) {
+    val fired = java.util.concurrent.atomic.AtomicBoolean()
+    idle.faultHook = IntConsumer { s ->
+        if (s == step && Thread.currentThread() is Worker && fired.compareAndSet(false, true)) throw InjectedError()
+    }
+}
+
 /** A one-worker pool whose only worker has run a task and parked idle. */
 private fun parkedPool(name: String, interval: Duration = Duration.ofMillis(50)): StealingDispatcher {
     val d = StealingDispatcher(1, name, StealingOptions(spinRounds = 0, starvationInterval = interval))
@@ -224,6 +232,74 @@ class SignalErrorSpec : FunSpec({
             }
             parents.await(10, TimeUnit.SECONDS) shouldBe true
             forks.await(10, TimeUnit.SECONDS) shouldBe true
+        } finally {
+            stopQuietly(d)
+        }
+    }
+
+    // An Error inside an idle transition (from the idle push until the worker runs again): before,
+    // it escaped with the node pushed and uncounted, the worker exited without repairing it, and
+    // its slot stayed taken by a dead thread: nothing started in its place, its keyed work and
+    // timers were stranded, and a one-worker pool ran nothing more.
+    for ((step, what) in listOf(
+        IdleControl.RESCAN_STEP to "the re-scan of the queues while going idle",
+        IdleControl.OWN_WORK_STEP to "the look at its own keyed work and timers while going idle",
+        -IdleControl.OWN_WORK_STEP to "the look at its own keyed work after keyed work unparked it",
+    )) {
+        test("an Error in $what: the worker wakes itself, reports it and goes on") {
+            val reported = java.util.concurrent.CopyOnWriteArrayList<String>()
+            val d = StealingDispatcher(
+                1, "idle-error-$step",
+                StealingOptions(spinRounds = 0, exceptionHandler = { task, e -> reported += "$task: $e" }),
+            )
+            try {
+                val first = CountDownLatch(1)
+                d.executor.execute { first.countDown() }
+                first.await(10, TimeUnit.SECONDS) shouldBe true
+                val worker = d.pool.workers[0]
+                if (step > 0) {
+                    armOnWorkers(d.pool.idle, step) // its next idle transition throws at the step
+                    d.executor.execute { }
+                } else {
+                    // Parked (its re-scan is over): the keyed offer unparks it without claiming it,
+                    // and its look at its own work throws.
+                    eventually(10_000) { worker.state == Thread.State.WAITING && worker.idleNode.parkState() == ParkState.IDLE } shouldBe true
+                    armOnWorkers(d.pool.idle, -step)
+                    d.affinityExecutor("k").execute { }
+                }
+                eventually(10_000) { reported.any { it.contains("the loop of") && it.contains("InjectedError") } } shouldBe true
+                val later = CountDownLatch(2)
+                d.executor.execute { later.countDown() }
+                d.affinityExecutor("k").execute { later.countDown() }
+                withClue(describe(d.pool.idle.ctl())) { later.await(10, TimeUnit.SECONDS) shouldBe true }
+                (d.pool.workers[0] === worker && worker.isAlive) shouldBe true
+                withClue("the worker idle again, counted once: " + describe(d.pool.idle.ctl())) {
+                    eventually(10_000) {
+                        val c = d.pool.idle.ctl()
+                        Ctl.live(c) == 1 && Ctl.active(c) == 0 && Ctl.searching(c) == 0 && Ctl.top(c) == 1
+                    } shouldBe true
+                }
+            } finally {
+                stopQuietly(d)
+            }
+        }
+    }
+
+    test("an Error in the quiescence check of the last worker to go idle: reported, and the pool still terminates") {
+        val reported = java.util.concurrent.CopyOnWriteArrayList<String>()
+        val d = StealingDispatcher(1, "quiesce-error", StealingOptions(spinRounds = 0, exceptionHandler = { task, e -> reported += "$task: $e" }))
+        try {
+            val ran = CountDownLatch(1)
+            d.executor.execute { ran.countDown() }
+            ran.await(10, TimeUnit.SECONDS) shouldBe true
+            armOnWorkers(d.pool.idle, IdleControl.QUIESCE_STEP)
+            val slow = CountDownLatch(1)
+            d.executor.execute { slow.await(10, TimeUnit.SECONDS) } // the worker is in a task when shutdown() comes
+            d.executor.shutdown()
+            slow.countDown()
+            d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
+            // Before, the Error left the worker's thread for its uncaught-exception handler, not the pool's.
+            reported.any { it.contains("the loop of") && it.contains("InjectedError") } shouldBe true
         } finally {
             stopQuietly(d)
         }

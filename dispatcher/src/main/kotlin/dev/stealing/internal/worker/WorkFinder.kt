@@ -66,16 +66,11 @@ internal class WorkFinder(private val worker: Worker) {
                 // Only with empty queues: nobody re-scans for a surplus worker, and a retired
                 // one's slot may be reused, so what it left queued would be stranded.
                 if (!w.hasQueuedTasks()) {
-                    w.parking.enterIdleTransition()
-                    if (pool.idle.tryPushSurplus(w.idleNode)) {
-                        w.parking.releaseTaken() // its queues are empty; only it writes their slots
-                        if (pool.isShutdown()) pool.tryQuiesce() // it may be the last worker to go idle
-                        val awake = w.parking.awaitWakeUp()
-                        w.parking.leaveIdleTransition()
-                        if (!awake) return null
-                        continue
+                    when (w.parking.parkSurplus()) {
+                        true -> continue
+                        false -> return null
+                        null -> {} // no surplus: search as a core worker would
                     }
-                    w.parking.leaveIdleTransition()
                 }
             }
             val keyed = w.keyedQueue

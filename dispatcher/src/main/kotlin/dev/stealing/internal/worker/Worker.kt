@@ -170,15 +170,21 @@ internal class Worker(
 
     /**
      * An Error escaped this worker's own loop, outside any task (a task's failure is caught in
-     * [runTask]): an `OutOfMemoryError` in its search, a signal of its own cut short
-     * (docs/parking.md, "Errors in the signalling path"). The worker reports it to the pool's
+     * [runTask]): an `OutOfMemoryError` in its search, a signal of its own cut short, or a look
+     * inside an idle transition, thrown once the transition has ended (`WorkerParking.parkIdle`;
+     * docs/parking.md, "Errors in the signalling path"). The worker reports it to the pool's
      * failure handler and runs its loop again on the same thread, so its deque, yield queue,
-     * keyed queue and timers stay served and its slot never goes without a thread: the same as
-     * retiring it and starting a replacement that takes over all of them. It was counted as
-     * active, and searching exactly when its flag says so (both change with ctl first, the flag
-     * after), so the counts need no repair; a blocking region or presumption left open ends here.
-     * False when it cannot go on: the Error came from inside an idle transition, whose state it
-     * does not repair, or the pool is stopping; it exits then, as before.
+     * keyed queue and timers stay served and its slot never goes without a thread.
+     *
+     * That is what retiring the worker and starting a replacement would promise, without its
+     * race: keyed producers and timer offerers find their queue through the worker in the slot,
+     * and one that read the old worker would offer into queues a replacement never looks at.
+     * The thread itself has nothing left to replace: the Error unwound its stack, and the
+     * worker's state is in the fields below, not on it. It was counted as active, and searching
+     * exactly when its flag says so (both change with ctl first, the flag after), so the counts
+     * need no repair; a blocking region or presumption left open ends here. False when it
+     * cannot go on: the pool is stopping, or the Error escaped an idle transition, which no
+     * Error should (a broken invariant: the worker's idle state is half changed, and it exits).
      */
     private fun recoverFromLoopError(e: Throwable): Boolean {
         inTask = false
@@ -186,11 +192,16 @@ internal class Worker(
         val idle = pool.idle
         idle.closeLeakedRegion(idleNode)
         idle.endPresumptionIfAny(idleNode)
-        pool.reportFailure(LoopFailure(this), e)
+        reportLoopError(e)
         return true
     }
 
-    /** What [recoverFromLoopError] reports as the failed task: this worker's own loop. */
+    /** Reports [e], an Error of this worker's own loop, to the pool's failure handler. */
+    internal fun reportLoopError(e: Throwable) {
+        pool.reportFailure(LoopFailure(this), e)
+    }
+
+    /** What [reportLoopError] reports as the failed task: this worker's own loop. */
     private class LoopFailure(private val worker: Worker) : Runnable {
         override fun run() {}
         override fun toString(): String = "the loop of $worker"

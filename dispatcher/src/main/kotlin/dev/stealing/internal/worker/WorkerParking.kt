@@ -4,6 +4,7 @@ import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.finishLeftPops
 import dev.stealing.internal.idle.parkWhileIdle
 import dev.stealing.internal.jvm.ParkEvent
+import dev.stealing.internal.jvm.StackHeadroom
 import dev.stealing.internal.jvm.jfrStarted
 
 /**
@@ -15,68 +16,129 @@ internal class WorkerParking(private val worker: Worker) {
 
     /**
      * For [IdleControl.parkWhileIdle]: work only this worker takes has arrived (keyed work, or
-     * one of its timers is due, offered ones taken in first). Allocated once.
+     * one of its timers is due, offered ones taken in first), or a look of this transition
+     * failed ([look]). Allocated once.
      */
     private val hasOwnWork: () -> Boolean = {
-        worker.keyedQueue?.hasWork() == true || worker.timers?.let { heap ->
-            heap.takeOffers()
-            heap.isDue(System.nanoTime())
-        } == true
+        look(IdleControl.OWN_WORK_STEP) {
+            worker.keyedQueue?.hasWork() == true || worker.timers?.let { heap ->
+                heap.takeOffers()
+                heap.isDue(System.nanoTime())
+            } == true
+        }
     }
 
     /**
      * For [IdleControl.parkWhileIdle], called after the IDLE write and its fence: nanoseconds
      * until its earliest timer is due, or Long.MAX_VALUE. Publishes that deadline for offerers
      * first (`TimerHeap.publishParkDeadline`: an offer of an earlier timer then unparks this
-     * worker).
+     * worker). 0 if that failed: the Error is held ([look]), and the next [hasOwnWork] says
+     * true.
      */
     private val nanosToOwnDeadline: () -> Long = {
-        val e = worker.timers?.publishParkDeadline()
-        if (e == null) Long.MAX_VALUE else e.deadline - System.nanoTime()
+        try {
+            val e = worker.timers?.publishParkDeadline()
+            if (e == null) Long.MAX_VALUE else e.deadline - System.nanoTime()
+        } catch (e: Throwable) {
+            if (heldError == null) heldError = e
+            0L
+        }
     }
+
+    /**
+     * Owner only: an Error that a look inside the current idle transition threw ([look]), held
+     * until the transition has ended with this worker running again and counted;
+     * then [afterTransition] throws it into the worker's loop, which reports it
+     * (`Worker.recoverFromLoopError`).
+     */
+    private var heldError: Throwable? = null
 
     /**
      * Before going idle: drops the references the own queues still hold to tasks thieves took
      * (`WorkDeque.clearTakenIfEmpty`), so an idle worker keeps no finished task alive.
      */
-    fun releaseTaken() {
+    private fun releaseTaken() {
         worker.deque.clearTakenIfEmpty()
         worker.yields.clearTakenIfEmpty()
     }
 
     /**
-     * Owner only: true from the start of an idle push until the worker runs again ([idleTransition]).
-     * An Error that escapes the worker's loop in between leaves its idle state half changed, which
-     * `Worker.run` does not try to repair (it exits, as before); left true when an Error escapes.
+     * Owner only: true from the start of an idle push until the worker runs again. No Error
+     * escapes such a transition ([parkIdle]); if one does anyway (a broken invariant), the
+     * worker's idle state is half changed, `Worker.run` does not try to repair it and the worker
+     * exits; left true then.
      */
     var inIdleTransition = false
         private set
 
-    /** Runs [block], an idle push and what follows it up to running again, as an idle transition. */
-    inline fun <T> idleTransition(block: () -> T): T {
-        enterIdleTransition()
-        val result = block()
-        leaveIdleTransition()
-        return result
-    }
-
-    fun enterIdleTransition() {
-        inIdleTransition = true
-    }
-
-    fun leaveIdleTransition() {
-        inIdleTransition = false
-    }
-
     /**
      * Goes idle: push on the idle stack, re-scan, park until woken. Returns false when the pool
      * is stopping or this worker retired, and it should exit.
+     *
+     * An idle transition changes ctl and the node in steps ([IdleControl.pushIdle], then
+     * [IdleControl.wakeSelf] or a claim by a waker), and an Error between two of them would leave
+     * the node on the stack while its worker runs, or a count for nobody (docs/parking.md,
+     * "Errors in the signalling path"). So nothing in it may throw: the stack it needs is
+     * reserved before it starts, and every step that can throw for another reason (a look at
+     * the queues or the timers, which may allocate, the quiescence check, which takes the
+     * pool's lock, the JFR record) is a [look] whose Error counts as work seen: the worker
+     * wakes itself, as after any re-scan that found work, and throws the Error once it runs again.
      */
     fun parkIdle(): Boolean {
         if (pool.isStopping()) return false
         releaseTaken()
         pool.idle.finishLeftPops() // steps of another thread's wake-up that an Error cut short, if any (one volatile read)
-        return idleTransition { pushIdleAndPark() }
+        StackHeadroom.reserve(IDLE_TRANSITION_FRAMES)
+        inIdleTransition = true
+        val awake = pushIdleAndPark()
+        inIdleTransition = false
+        return afterTransition(awake)
+    }
+
+    /**
+     * An extra worker with empty queues while the pool has more active workers than it needs:
+     * goes idle without a re-scan ([IdleControl.tryPushSurplus]) and parks for its keep-alive.
+     * Null if the pool has no surplus (nothing changed); else as [parkIdle].
+     */
+    fun parkSurplus(): Boolean? {
+        StackHeadroom.reserve(IDLE_TRANSITION_FRAMES)
+        inIdleTransition = true
+        if (!pool.idle.tryPushSurplus(worker.idleNode)) {
+            inIdleTransition = false
+            return null
+        }
+        releaseTaken() // its queues are empty; only it writes their slots
+        val awake = if (pool.isShutdown() && look(IdleControl.QUIESCE_STEP) { pool.tryQuiesce(); false }) { // it may be the last worker to go idle
+            pool.idle.wakeSelf(worker.idleNode)
+            true
+        } else {
+            awaitWakeUp()
+        }
+        inIdleTransition = false
+        return afterTransition(awake)
+    }
+
+    /**
+     * Inside an idle transition: its [step], [block] (true if it saw work), where an Error counts as work
+     * seen and is held for [afterTransition]. Also true while an Error is held, so a later look
+     * of the same transition wakes the worker too. Inline: a call to it would be one more step
+     * an overflow could stop.
+     */
+    private inline fun look(step: Int, block: () -> Boolean): Boolean = try {
+        pool.idle.faultHook?.accept(step)
+        heldError != null || block()
+    } catch (e: Throwable) {
+        if (heldError == null) heldError = e
+        true
+    }
+
+    /** After an idle transition: [awake], or the Error a look held, thrown now that the worker runs counted; reported if it exits. */
+    private fun afterTransition(awake: Boolean): Boolean {
+        val e = heldError ?: return awake
+        heldError = null
+        if (awake) throw e
+        worker.reportLoopError(e)
+        return false
     }
 
     private fun pushIdleAndPark(): Boolean {
@@ -84,11 +146,13 @@ internal class WorkerParking(private val worker: Worker) {
         pool.idle.pushIdle(node)
         // Re-scan after the fenced push (see IdleControl): any work published before a
         // producer read ctl without seeing this worker idle is visible here.
-        if (pool.hasVisibleWork() || hasOwnWork()) {
+        if (look(IdleControl.RESCAN_STEP) { pool.hasVisibleWork() } || hasOwnWork() ||
+            // after close(): the last worker to go idle ends the pool
+            pool.isShutdown() && look(IdleControl.QUIESCE_STEP) { pool.tryQuiesce(); false }
+        ) {
             pool.idle.wakeSelf(node)
             return true
         }
-        if (pool.isShutdown()) pool.tryQuiesce() // after close(): the last worker to go idle ends the pool
         return awaitWakeUp()
     }
 
@@ -98,9 +162,8 @@ internal class WorkerParking(private val worker: Worker) {
      * counting the park.
      * Returns false if it retired.
      */
-    fun awaitWakeUp(): Boolean {
-        val event = if (jfrStarted()) ParkEvent() else null // a park under way when JFR starts is not recorded
-        event?.begin()
+    private fun awaitWakeUp(): Boolean {
+        val event = if (jfrStarted()) newParkEvent() else null // a park under way when JFR starts is not recorded
         val keepAlive = if (worker.isExtra) pool.keepAliveNanos else Long.MAX_VALUE
         when (pool.idle.parkWhileIdle(worker.idleNode, keepAlive, pool, hasOwnWork, nanosToOwnDeadline)) {
             IdleControl.PARK_CLAIMED_BEFORE -> return true
@@ -112,11 +175,34 @@ internal class WorkerParking(private val worker: Worker) {
         }
         worker.counters.countPark()
         worker.counters.countWakeup()
-        if (event != null && event.shouldCommit()) {
-            event.pool = pool.name
-            event.worker = worker.index
-            event.commit()
-        }
+        if (event != null) commit(event)
         return true
+    }
+
+    /** A record of this park, begun; null if it could not be made (only the record is lost). */
+    private fun newParkEvent(): ParkEvent? = try {
+        ParkEvent().also { it.begin() }
+    } catch (_: Throwable) {
+        null
+    }
+
+    private fun commit(event: ParkEvent) {
+        try {
+            if (event.shouldCommit()) {
+                event.pool = pool.name
+                event.worker = worker.index
+                event.commit()
+            }
+        } catch (_: Throwable) { // only the record is lost
+        }
+    }
+
+    private companion object {
+        /**
+         * Stack reserved before an idle transition (calls, about 0.8 ns each): several times its
+         * deepest path outside a [look] (the park, or a wake-up that tells the monitor), a dozen
+         * calls. Inside a look an overflow is caught like any Error.
+         */
+        const val IDLE_TRANSITION_FRAMES = 64
     }
 }
