@@ -2,6 +2,7 @@
 
 package dev.stealing
 
+import dev.stealing.internal.pool.FairQueueSnapshot
 import dev.stealing.internal.pool.FairQueue
 import dev.stealing.internal.pool.WorkStealingPool
 import dev.stealing.internal.pool.rejectContinuation
@@ -116,6 +117,8 @@ public class FairQueueStats internal constructor(
     public val discarded: Long,
     public val closed: Boolean,
 ) {
+    internal constructor(s: FairQueueSnapshot) : this(s.name, s.weight, s.depth, s.executed, s.discarded, s.closed)
+
     override fun toString(): String =
         "FairQueueStats(name=$name, weight=$weight, depth=$depth, executed=$executed, discarded=$discarded, closed=$closed)"
 }

@@ -25,7 +25,7 @@ internal class PoolExecutorService(
     private val pool: WorkStealingPool,
     private val closeable: Boolean,
 ) : StealingExecutorService {
-    private val propagateContext = pool.options.propagateContext
+    private val propagateContext = pool.config.propagateContext
 
     fun executeTask(command: Runnable) {
         // A ForkedTask captured its context in its callable (newTaskFor/fork) and must stay the
@@ -166,7 +166,7 @@ internal fun <T> forkOnCurrentWorker(callable: Callable<T>): ForkedTask<T> {
             "fork onto a pool with pool.fork(task) (the shared pool: StealingDispatcher.getShared().fork(task), " +
             "in Kotlin StealingDispatcher.fork(task))",
     )
-    val task = ForkedTask(if (pool.options.propagateContext) ContextCapture.wrap(callable) else callable)
+    val task = ForkedTask(if (pool.config.propagateContext) ContextCapture.wrap(callable) else callable)
     if (!pool.fork(task)) throw RejectedExecutionException("${pool.label()} is shut down; rejected $task")
     return task
 }

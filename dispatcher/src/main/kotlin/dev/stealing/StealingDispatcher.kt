@@ -74,7 +74,7 @@ public class StealingDispatcher private constructor(
         parallelism: Int = Runtime.getRuntime().availableProcessors(),
         name: String = "stealing",
         options: StealingOptions = StealingOptions.DEFAULT,
-    ) : this(WorkStealingPool(parallelism, name, options), isShared = false)
+    ) : this(WorkStealingPool(parallelism, name, options.toPoolConfig()), isShared = false)
 
     private val executorService = PoolExecutorService(pool, closeable = !isShared)
 
@@ -188,7 +188,7 @@ public class StealingDispatcher private constructor(
     }
 
     /** A snapshot of this pool's counters and queue depths. */
-    public fun stats(): StealingStats = pool.stats()
+    public fun stats(): StealingStats = StealingStats(pool.stats())
 
     /**
      * Stops intake, runs everything already accepted, and waits for the pool's threads (its
@@ -210,7 +210,7 @@ public class StealingDispatcher private constructor(
      * e.g. `compute[parallelism = 4, threads = 2, queued = 17]`. [stats] has every figure.
      */
     override fun toString(): String {
-        val s = pool.stats()
+        val s = stats()
         return "${pool.name}[parallelism = ${pool.parallelism}, threads = ${s.threads}, queued = ${s.queuedTasks}]"
     }
 
@@ -230,7 +230,7 @@ public class StealingDispatcher private constructor(
     public companion object Default : CoroutineDispatcher(), Delay {
         private val instance: StealingDispatcher by lazy {
             StealingDispatcher(
-                WorkStealingPool(Runtime.getRuntime().availableProcessors(), "StealingDispatcher.Default", StealingOptions.DEFAULT),
+                WorkStealingPool(Runtime.getRuntime().availableProcessors(), "StealingDispatcher.Default", StealingOptions.DEFAULT.toPoolConfig()),
                 isShared = true,
             )
         }

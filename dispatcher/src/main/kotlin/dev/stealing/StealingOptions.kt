@@ -3,7 +3,9 @@ package dev.stealing
 import dev.stealing.internal.idle.Ctl
 import dev.stealing.internal.jvm.isContextPropagationPresent
 import dev.stealing.internal.jvm.isCpuPinningPresent
+import dev.stealing.internal.worker.PoolConfig
 import java.time.Duration
+import java.util.function.BiConsumer
 import kotlin.time.toJavaDuration
 import kotlin.time.toKotlinDuration
 
@@ -212,6 +214,13 @@ public class StealingOptions(
     ) = StealingOptions(
         daemon, exceptionHandler, spinRounds, globalCheckInterval, initialDequeCapacity, maxInlineDepth, propagateContext,
         maxThreads, keepAlive, starvationInterval, pinThreads,
+    )
+
+    /** The engine's configuration: these options in its own types. */
+    internal fun toPoolConfig(): PoolConfig = PoolConfig(
+        daemon, exceptionHandler?.let { h -> BiConsumer { task, e -> h.handleException(task, e) } }, spinRounds,
+        globalCheckInterval, initialDequeCapacity, maxInlineDepth, propagateContext, maxThreads, keepAlive,
+        starvationInterval, pinThreads,
     )
 
     override fun toString(): String =

@@ -1,5 +1,8 @@
 package dev.stealing
 
+import dev.stealing.internal.pool.PoolSnapshot
+import dev.stealing.internal.pool.RunState
+
 /**
  * An immutable snapshot of a pool's counters, taken by [StealingDispatcher.stats]. Counters are
  * summed from per-worker fields without stopping the workers, so a snapshot of a busy pool is
@@ -65,47 +68,47 @@ package dev.stealing
  *   first, a cancelled `delay` or delayed task), each removed from its worker's timers at once.
  * @property state where the pool is in its life cycle.
  */
-public class StealingStats internal constructor(
-    public val name: String,
-    public val parallelism: Int,
-    public val threads: Int,
-    public val idleThreads: Int,
-    public val blockedThreads: Int,
-    public val maxThreads: Int,
-    public val injectedThreads: Long,
-    public val retiredThreads: Long,
-    public val presumedBlocked: Long,
-    public val executed: Long,
-    public val localPops: Long,
-    public val globalPops: Long,
-    public val stealAttempts: Long,
-    public val steals: Long,
-    public val inlined: Long,
-    public val helped: Long,
-    public val blockedJoins: Long,
-    public val parks: Long,
-    public val unparks: Long,
-    public val failed: Long,
-    public val cancelled: Long,
-    public val rejected: Long,
-    public val globalQueueDepth: Int,
-    public val workerQueueDepths: List<Int>,
-    public val affinityPops: Long,
-    public val affinityQueueDepths: List<Int>,
-    public val forks: Long,
-    public val forksInlined: Long,
-    public val forksStolen: Long,
-    public val loopPieces: Long,
-    public val loopSplits: Long,
-    public val fairQueues: List<FairQueueStats>,
-    public val pendingTimers: List<Int>,
-    public val timersFromOutside: Long,
-    public val timersFired: Long,
-    public val timersStolen: Long,
-    public val timersCancelled: Long,
-    public val pinning: Pinning,
-    public val state: State,
-) {
+public class StealingStats internal constructor(snapshot: PoolSnapshot) {
+    public val name: String = snapshot.name
+    public val parallelism: Int = snapshot.parallelism
+    public val threads: Int = snapshot.threads
+    public val idleThreads: Int = snapshot.idleThreads
+    public val blockedThreads: Int = snapshot.blockedThreads
+    public val maxThreads: Int = snapshot.maxThreads
+    public val injectedThreads: Long = snapshot.injectedThreads
+    public val retiredThreads: Long = snapshot.retiredThreads
+    public val presumedBlocked: Long = snapshot.presumedBlocked
+    public val executed: Long = snapshot.executed
+    public val localPops: Long = snapshot.localPops
+    public val globalPops: Long = snapshot.globalPops
+    public val stealAttempts: Long = snapshot.stealAttempts
+    public val steals: Long = snapshot.steals
+    public val inlined: Long = snapshot.inlined
+    public val helped: Long = snapshot.helped
+    public val blockedJoins: Long = snapshot.blockedJoins
+    public val parks: Long = snapshot.parks
+    public val unparks: Long = snapshot.unparks
+    public val failed: Long = snapshot.failed
+    public val cancelled: Long = snapshot.cancelled
+    public val rejected: Long = snapshot.rejected
+    public val globalQueueDepth: Int = snapshot.globalQueueDepth
+    public val workerQueueDepths: List<Int> = snapshot.workerQueueDepths
+    public val affinityPops: Long = snapshot.affinityPops
+    public val affinityQueueDepths: List<Int> = snapshot.affinityQueueDepths
+    public val forks: Long = snapshot.forks
+    public val forksInlined: Long = snapshot.forksInlined
+    public val forksStolen: Long = snapshot.forksStolen
+    public val loopPieces: Long = snapshot.loopPieces
+    public val loopSplits: Long = snapshot.loopSplits
+    public val fairQueues: List<FairQueueStats> = snapshot.fairQueues.map(::FairQueueStats)
+    public val pendingTimers: List<Int> = snapshot.pendingTimers
+    public val timersFromOutside: Long = snapshot.timersFromOutside
+    public val timersFired: Long = snapshot.timersFired
+    public val timersStolen: Long = snapshot.timersStolen
+    public val timersCancelled: Long = snapshot.timersCancelled
+    public val pinning: Pinning = pinningOf(snapshot)
+    public val state: State = stateOf(snapshot.runState)
+
     /** Tasks queued anywhere in the pool. */
     public val queuedTasks: Int get() = globalQueueDepth + workerQueueDepths.sum() + affinityQueueDepths.sum() +
             fairQueues.sumOf { it.depth }
@@ -188,4 +191,25 @@ public class StealingStats internal constructor(
             Mode.PARTIAL -> "partial: CPUs $cpus ($reason)"
         }
     }
+}
+
+/** The public state of a pool in run state [runState] (a `RunState`). */
+private fun stateOf(runState: Int): StealingStats.State = when (runState) {
+    RunState.RUNNING -> StealingStats.State.RUNNING
+    RunState.SHUTDOWN -> StealingStats.State.SHUTTING_DOWN
+    RunState.STOP -> StealingStats.State.STOPPING
+    RunState.TIDYING -> StealingStats.State.TERMINATING
+    else -> StealingStats.State.TERMINATED
+}
+
+/** Off, or which core workers are pinned to which CPUs, or why pinning did not take. */
+private fun pinningOf(s: PoolSnapshot): StealingStats.Pinning {
+    val failure = s.pinningFailure
+    val mode = when {
+        !s.pinThreads -> return StealingStats.Pinning(StealingStats.Pinning.Mode.OFF, emptyList(), null)
+        failure != null && s.pinnedCpus.isEmpty() -> StealingStats.Pinning.Mode.OFF
+        failure != null -> StealingStats.Pinning.Mode.PARTIAL
+        else -> StealingStats.Pinning.Mode.ON
+    }
+    return StealingStats.Pinning(mode, s.pinnedCpus, failure)
 }

@@ -1,6 +1,5 @@
 package dev.stealing.internal.jvm
 
-import dev.stealing.StealingOptions
 import io.micrometer.context.ContextSnapshotFactory
 import java.util.concurrent.Callable
 
@@ -29,8 +28,8 @@ internal object ContextCapture {
  * path a named module reads no class-path code otherwise, even with `requires static`.
  */
 internal fun isContextPropagationPresent(): Boolean = try {
-    val factory = Class.forName("io.micrometer.context.ContextSnapshotFactory", false, StealingOptions::class.java.classLoader)
-    StealingOptions::class.java.module.addReads(factory.module)
+    val factory = Class.forName("io.micrometer.context.ContextSnapshotFactory", false, ContextCapture::class.java.classLoader)
+    ContextCapture::class.java.module.addReads(factory.module)
     true
 } catch (e: ClassNotFoundException) {
     false

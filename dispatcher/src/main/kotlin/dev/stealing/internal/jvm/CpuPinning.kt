@@ -1,6 +1,5 @@
 package dev.stealing.internal.jvm
 
-import dev.stealing.StealingOptions
 import net.openhft.affinity.Affinity
 import java.util.BitSet
 
@@ -42,8 +41,8 @@ internal object CpuPinning {
  * reads no class-path code otherwise, even with `requires static`.
  */
 internal fun isCpuPinningPresent(): Boolean = try {
-    val affinity = Class.forName("net.openhft.affinity.Affinity", false, StealingOptions::class.java.classLoader)
-    StealingOptions::class.java.module.addReads(affinity.module)
+    val affinity = Class.forName("net.openhft.affinity.Affinity", false, CpuPinning::class.java.classLoader)
+    CpuPinning::class.java.module.addReads(affinity.module)
     true
 } catch (e: ClassNotFoundException) {
     false

@@ -1,6 +1,5 @@
 package dev.stealing.internal.pool
 
-import dev.stealing.FairQueueStats
 import dev.stealing.internal.jvm.fieldHandle
 import dev.stealing.internal.queue.FairMember
 import dev.stealing.internal.queue.FairRotation
@@ -213,8 +212,8 @@ internal class FairQueue(
     /** Whether [close] or [cancelPending] was called. */
     val isClosed: Boolean get() = closedByUser
 
-    fun stats(): FairQueueStats =
-        FairQueueStats(name, weight, queue.size(), executed.sum(), discarded.sum(), closedByUser)
+    fun snapshot(): FairQueueSnapshot =
+        FairQueueSnapshot(name, weight, queue.size(), executed.sum(), discarded.sum(), closedByUser)
 
     override fun toString(): String = "${pool.name}.fairQueue($name, weight = $weight)"
 

@@ -1,6 +1,5 @@
 package dev.stealing.internal.pool
 
-import dev.stealing.StealingStats
 import dev.stealing.internal.idle.BlockState
 import dev.stealing.internal.idle.idleCount
 import dev.stealing.internal.jvm.TaskFailureEvent
@@ -20,7 +19,7 @@ internal class PoolStats(private val pool: WorkStealingPool) {
     private val externalFailed = LongAdder()
 
     /** A snapshot of the pool's counters (see the class comment). */
-    fun snapshot(): StealingStats {
+    fun snapshot(): PoolSnapshot {
         val t = WorkerCounters()
         val lifecycle = pool.lifecycle
         var blocked = 0
@@ -41,7 +40,9 @@ internal class PoolStats(private val pool: WorkStealingPool) {
             }
             live = lifecycle.liveWorkers; injectedNow = lifecycle.injected; retiredNow = lifecycle.retired; state = lifecycle.runState
         }
-        return StealingStats(
+        val pinnedCpus = ArrayList<Int>()
+        pool.workers.forEach { if (!it.isExtra && it.pinnedCpu >= 0) pinnedCpus += it.pinnedCpu }
+        return PoolSnapshot(
             name = pool.name, parallelism = pool.parallelism, threads = live, idleThreads = pool.idle.idleCount(),
             blockedThreads = blocked, maxThreads = pool.maxThreads, injectedThreads = injectedNow,
             retiredThreads = retiredNow, presumedBlocked = pool.monitor?.presumedCount ?: 0L,
@@ -53,32 +54,12 @@ internal class PoolStats(private val pool: WorkStealingPool) {
             affinityPops = t.keyedPops, affinityQueueDepths = keyedDepths,
             forks = t.forks + pool.forksFromOutside.sum(), forksInlined = t.forksInlined, forksStolen = t.forksStolen,
             loopPieces = t.loopPieces, loopSplits = t.loopSplits,
-            fairQueues = pool.fair.queues().map { (it as FairQueue).stats() }, // the pool registers only its own
+            fairQueues = pool.fair.queues().map { (it as FairQueue).snapshot() }, // the pool registers only its own
             pendingTimers = timerDepths, timersFromOutside = pool.timers.timersFromOutside.sum(), timersFired = t.timersFired,
             timersStolen = t.timersStolen, timersCancelled = t.timersCancelled + pool.timers.timersCancelled.sum(),
-            pinning = pinningSummary(),
-            state = when (state) {
-                RunState.RUNNING -> StealingStats.State.RUNNING
-                RunState.SHUTDOWN -> StealingStats.State.SHUTTING_DOWN
-                RunState.STOP -> StealingStats.State.STOPPING
-                RunState.TIDYING -> StealingStats.State.TERMINATING
-                else -> StealingStats.State.TERMINATED
-            },
+            pinThreads = pool.config.pinThreads, pinnedCpus = pinnedCpus, pinningFailure = pool.pinningFailure,
+            runState = state,
         )
-    }
-
-    /** Off, or which core workers are pinned to which CPUs, or why pinning did not take. */
-    private fun pinningSummary(): StealingStats.Pinning {
-        if (!pool.options.pinThreads) return StealingStats.Pinning(StealingStats.Pinning.Mode.OFF, emptyList(), null)
-        val cpus = ArrayList<Int>()
-        pool.workers.forEach { if (!it.isExtra && it.pinnedCpu >= 0) cpus += it.pinnedCpu }
-        val failure = pool.pinningFailure
-        val mode = when {
-            failure != null && cpus.isEmpty() -> StealingStats.Pinning.Mode.OFF
-            failure != null -> StealingStats.Pinning.Mode.PARTIAL
-            else -> StealingStats.Pinning.Mode.ON
-        }
-        return StealingStats.Pinning(mode, cpus, failure)
     }
 
     /**
@@ -98,9 +79,9 @@ internal class PoolStats(private val pool: WorkStealingPool) {
             }
         }
         try {
-            val handler = pool.options.exceptionHandler
+            val handler = pool.config.failureHandler
             if (handler != null) {
-                handler.handleException(task, e)
+                handler.accept(task, e)
             } else {
                 val t = Thread.currentThread()
                 t.uncaughtExceptionHandler?.uncaughtException(t, e)

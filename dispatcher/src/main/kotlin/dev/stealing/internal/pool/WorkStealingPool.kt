@@ -1,10 +1,9 @@
 package dev.stealing.internal.pool
 
 import dev.stealing.ForkedTask
-import dev.stealing.StealingOptions
-import dev.stealing.StealingStats
 import dev.stealing.internal.idle.ParkState
 import dev.stealing.internal.timer.nanosOrNever
+import dev.stealing.internal.worker.PoolConfig
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.WorkerHost
 import java.lang.invoke.VarHandle
@@ -35,10 +34,10 @@ import java.util.concurrent.locks.LockSupport
 internal class WorkStealingPool(
     parallelism: Int,
     name: String,
-    options: StealingOptions,
-) : WorkerHost(parallelism, name, options) {
+    config: PoolConfig,
+) : WorkerHost(parallelism, name, config) {
     /** Watches for workers stuck in tasks while work waits; null if disabled. Started with the first worker. */
-    val monitor: StarvationMonitor? = nanosOrNever(options.starvationInterval).let { interval ->
+    val monitor: StarvationMonitor? = nanosOrNever(config.starvationInterval).let { interval ->
         if (interval == 0L || interval == Long.MAX_VALUE) null else StarvationMonitor(this, interval)
     }
 
@@ -247,7 +246,7 @@ internal class WorkStealingPool(
 
     private val fairQueueIds = AtomicInteger()
 
-    /** Why a core worker could not pin its thread ([StealingOptions.pinThreads]), or null. */
+    /** Why a core worker could not pin its thread ([PoolConfig.pinThreads]), or null. */
     @Volatile var pinningFailure: String? = null
         private set
 
@@ -259,7 +258,7 @@ internal class WorkStealingPool(
     private val statistics = PoolStats(this)
 
     /** A snapshot of the pool's counters. */
-    fun stats(): StealingStats = statistics.snapshot()
+    fun stats(): PoolSnapshot = statistics.snapshot()
 
     override fun reportFailure(task: Runnable, e: Throwable) = statistics.reportFailure(task, e)
 

@@ -96,7 +96,7 @@ internal class WorkFinder(private val worker: Worker) {
             pollYielded()?.let { return it }
             timers.takeOthersDueTimers()?.let { return it }
             thief.stealHalf(yielded = false)?.let { return it }
-            val spinRounds = pool.options.spinRounds
+            val spinRounds = pool.config.spinRounds
             // First round: leave a victim's lone task to its owner for a moment (it is usually
             // about to pop it: a coroutine hand-off or a fork it will join), so a wake-up does
             // not turn a local hand-off into a cross-thread one. Later rounds take it only from a
@@ -269,7 +269,7 @@ internal class WorkFinder(private val worker: Worker) {
         /** Tasks taken from the global queue in one claim. */
         const val GLOBAL_BATCH = 32
 
-        /** Spin-waits in one step of a search (about 1.6 us), the unit of `StealingOptions.spinRounds`. */
+        /** Spin-waits in one step of a search (about 1.6 us), the unit of `PoolConfig.spinRounds`. */
         const val SPIN_WAITS_PER_STEP = 64
 
         /**

@@ -36,7 +36,7 @@ internal class Worker(
     val pool: WorkerHost,
     val index: Int,
 ) : Thread("${pool.name}-worker-$index") {
-    val deque = WorkDeque(pool.options.initialDequeCapacity, owner = this)
+    val deque = WorkDeque(pool.config.initialDequeCapacity, owner = this)
 
     /**
      * Coroutines that called `yield()` on this worker, oldest first: the owner pushes (the
@@ -46,7 +46,7 @@ internal class Worker(
      * ([WorkFinder]). A yield stays on its worker, with its caches, and does not go through
      * the global queue that every worker shares.
      */
-    val yields = WorkDeque(pool.options.initialDequeCapacity, owner = this)
+    val yields = WorkDeque(pool.config.initialDequeCapacity, owner = this)
 
     /** This worker's idle and block state; written only by idle control. */
     val idleNode = IdleNode(index, this)
@@ -88,7 +88,7 @@ internal class Worker(
     /** Owner only: nesting depth of tasks run inline or while helping a join ([nested]); 0 in a top-level task. */
     val inlineDepth: Int get() = nesting.depth
 
-    /** The CPU this core worker is pinned to (`StealingOptions.pinThreads`), or -1. */
+    /** The CPU this core worker is pinned to (`PoolConfig.pinThreads`), or -1. */
     @Volatile var pinnedCpu = -1
         private set
 
@@ -107,11 +107,11 @@ internal class Worker(
     internal val finder = WorkFinder(this)
 
     init {
-        isDaemon = pool.options.daemon
+        isDaemon = pool.config.daemon
     }
 
     override fun run() {
-        if (pool.options.pinThreads && !isExtra) {
+        if (pool.config.pinThreads && !isExtra) {
             try {
                 pinnedCpu = CpuPinning.pinCurrentThread(index, pool.pinnableCpus!!)
             } catch (e: Throwable) { // the pool runs unpinned; stats() says why
@@ -248,7 +248,7 @@ internal class Worker(
     fun exitBlocking() = pool.idle.exitBlocking(idleNode)
 
     /** Owner only: whether another task may be run nested without risking the stack. */
-    fun canNest(): Boolean = inlineDepth < pool.options.maxInlineDepth
+    fun canNest(): Boolean = inlineDepth < pool.config.maxInlineDepth
 
     /**
      * Owner only: runs [block] one nesting level deeper. The one place that keeps

@@ -1,6 +1,5 @@
 package dev.stealing.internal.worker
 
-import dev.stealing.StealingOptions
 import dev.stealing.internal.idle.Ctl
 import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.IdleHost
@@ -15,7 +14,7 @@ import java.util.BitSet
 
 /**
  * The pool as its workers see it: the queues every worker shares, the worker table, idle
- * control, the options, and the few pool operations a worker calls. The pool
+ * control, the configuration, and the few pool operations a worker calls. The pool
  * (`dev.stealing.internal.pool.WorkStealingPool`) is its one subclass; the worker package
  * depends on nothing above this class. Its parts are final fields and its abstract methods
  * have one implementation, so the JIT calls them directly.
@@ -26,24 +25,24 @@ import java.util.BitSet
 internal abstract class WorkerHost(
     val parallelism: Int,
     val name: String,
-    val options: StealingOptions,
+    val config: PoolConfig,
 ) : IdleHost {
     init {
         require(name.isNotBlank()) { "name must not be blank, was \"$name\"" }
         require(parallelism in 1..Ctl.MAX_THREADS) {
             "parallelism must be in 1..${Ctl.MAX_THREADS}, was $parallelism"
         }
-        require(options.maxThreads == 0 || options.maxThreads >= parallelism) {
-            "maxThreads must be 0 (automatic) or >= parallelism ($parallelism), was ${options.maxThreads}"
+        require(config.maxThreads == 0 || config.maxThreads >= parallelism) {
+            "maxThreads must be 0 (automatic) or >= parallelism ($parallelism), was ${config.maxThreads}"
         }
     }
 
-    /** [StealingOptions.keepAlive] in nanoseconds; Long.MAX_VALUE (never retire) if longer than ~70 years. */
-    val keepAliveNanos: Long = nanosOrNever(options.keepAlive)
+    /** [PoolConfig.keepAlive] in nanoseconds; Long.MAX_VALUE (never retire) if longer than ~70 years. */
+    val keepAliveNanos: Long = nanosOrNever(config.keepAlive)
 
     /** Most worker threads alive at once: `parallelism` plus extras for blocked workers. */
     val maxThreads: Int =
-        if (options.maxThreads != 0) options.maxThreads else minOf(parallelism + DEFAULT_EXTRA_THREADS, Ctl.MAX_THREADS)
+        if (config.maxThreads != 0) config.maxThreads else minOf(parallelism + DEFAULT_EXTRA_THREADS, Ctl.MAX_THREADS)
 
     /** Tasks submitted from outside the pool (and `yield()` from outside), FIFO. */
     val global = MpmcTaskQueue()
@@ -52,7 +51,7 @@ internal abstract class WorkerHost(
     val fair = FairRotation()
 
     /** Every how many tasks a worker takes a periodic look at timers and the shared queues. */
-    val globalCheckInterval = options.globalCheckInterval
+    val globalCheckInterval = config.globalCheckInterval
 
     /** Started workers by slot. */
     val workers = WorkerTable(parallelism)
@@ -60,9 +59,9 @@ internal abstract class WorkerHost(
     /** Idle and block state of every worker; it sees this pool only as an [IdleHost]. */
     val idle = IdleControl(parallelism, maxThreads, name, this)
 
-    /** With [StealingOptions.pinThreads]: the CPUs the creating thread may use, read once. */
+    /** With [PoolConfig.pinThreads]: the CPUs the creating thread may use, read once. */
     val pinnableCpus: BitSet? =
-        if (!options.pinThreads) null else try { CpuPinning.allowedCpus() } catch (e: Throwable) { BitSet() }
+        if (!config.pinThreads) null else try { CpuPinning.allowedCpus() } catch (e: Throwable) { BitSet() }
 
     /** Shutdown was called: new outside work is refused. */
     abstract fun isShutdown(): Boolean
@@ -82,7 +81,7 @@ internal abstract class WorkerHost(
     /** A task threw [e]: the pool's exception handler. */
     abstract fun reportFailure(task: Runnable, e: Throwable)
 
-    /** A core worker could not pin its thread ([StealingOptions.pinThreads]); the pool runs unpinned. */
+    /** A core worker could not pin its thread ([PoolConfig.pinThreads]); the pool runs unpinned. */
     abstract fun pinningFailed(why: String)
 
     /** The worker in slot [index]'s node (for idle control). */
