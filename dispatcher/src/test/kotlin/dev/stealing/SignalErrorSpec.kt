@@ -104,6 +104,23 @@ class SignalErrorSpec : FunSpec({
         }
     }
 
+    test("a wake-up cut short just before shutdownNow(): stop() finishes it, and the pool terminates") {
+        // The worker's node is popped and counted, its claim left for a completer. The monitor,
+        // which finishes such a step at its next look, stopped watching at STOP, and stop()'s
+        // wakeAll() popped only the nodes still on the stack: before the fix the worker slept
+        // IDLE and unlinked, and the pool never terminated (the ledger soak hung so, once in
+        // about 1,500 s). A monitor interval long enough that it does not look first.
+        val d = parkedPool("cut-then-stop", interval = Duration.ofSeconds(20))
+        try {
+            armOnce(d.pool.idle, PendingPop.CLAIM)
+            shouldThrow<InjectedError> { d.executor.execute { } }
+            d.executor.shutdownNow()
+            withClue(describe(d.pool.idle.ctl())) { d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true }
+        } finally {
+            stopQuietly(d)
+        }
+    }
+
     test("the undo of a stale pop cut short: the completer undoes it, and the counts come right") {
         // Idle control alone: a stale node (woken in place, still linked) is popped, and the
         // Error comes between the failed claim and the undo of the pop's count.

@@ -340,15 +340,21 @@ internal class IdleControl(
         if (host.hasVisibleWork()) signalWork()
     }
 
-    /** Pops and wakes every idle worker (shutdown). */
+    /**
+     * Pops and wakes every idle worker (shutdown, stop), and finishes the wake-ups that an Error
+     * cut short: a worker whose node a popper took off the stack and never claimed is idle too,
+     * off the stack, and nothing else in a stopping pool wakes it (docs/parking.md, "Errors in
+     * the signalling path").
+     */
     fun wakeAll() {
         while (true) {
             val c = ctl()
             val top = Ctl.top(c)
-            if (top == 0) return
+            if (top == 0) break
             val node = host.idleNode(top - 1)
             if (cas(c, Ctl.withTop(c, node.nextIdle) + Ctl.ACTIVE_ONE + Ctl.SEARCHING_ONE)) finishPop(node)
         }
+        finishLeftPops()
     }
 
     internal fun wake(node: IdleNode) {

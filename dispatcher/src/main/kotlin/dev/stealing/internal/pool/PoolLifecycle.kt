@@ -8,9 +8,7 @@ import dev.stealing.internal.timer.DelayedTask
 import dev.stealing.internal.timer.Timer
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.WorkerCounters
-import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
-import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.locks.ReentrantLock
 import kotlin.concurrent.withLock
@@ -49,7 +47,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
     /**
      * Set (volatile) by the [stop] call that moved the pool to STOP once it has taken every
      * queued task it hands back; a worker exiting a stopping pool waits for it before it
-     * rejects what is left on its own queues ([rejectLeftovers]).
+     * rejects what is left on its own queues (`TaskRejection.rejectLeftovers`).
      */
     @Volatile private var stopHandBackTaken = false
 
@@ -77,9 +75,6 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
             outsideOffers.decrementAndGet()
         }
     }
-
-    /** Set while [rejectQueuedWithoutWorkers] drains. */
-    private val rejectingStranded = AtomicBoolean()
 
     fun isShutdown(): Boolean = runState >= RunState.SHUTDOWN
 
@@ -229,7 +224,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
      * producer that claimed a global-queue slot finishes writing it, or leaves it skipped).
      * Not for TIDYING (quiescent: nothing was queued), where no [stop] may ever come.
      */
-    private fun awaitStopHandBack() {
+    fun awaitStopHandBack() {
         if (runState != RunState.STOP) return // TIDYING or TERMINATED: nothing to wait for
         var spins = 0
         while (!stopHandBackTaken) { // volatile: pairs with the write in stop()'s finally
@@ -297,62 +292,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
         if (runState >= RunState.STOP || (runState == RunState.SHUTDOWN && pool.global.isDrained() && !pool.fair.hasWork())) {
             runState = RunState.TERMINATED
             terminatedCondition.signalAll()
-        }
-    }
-
-    /**
-     * When [w] exits a stopping pool, once [stop] has taken what it hands back
-     * ([awaitStopHandBack]): tasks it pushed onto its own deque or yield queue after [stop] took
-     * their contents are rejected, not lost. Its keyed queue was closed and emptied by [stop] (a
-     * keyed offer racing that was refused to its producer, [WorkStealingPool.executeKeyed]), or
-     * was empty at quiescence (TIDYING); it is closed and drained once more here all the same, so
-     * that nothing accepted could be left in it. Its timer heap is closed and drained the same
-     * way: a timer added before the close is abandoned here ([Timer.abandon]), a later one is
-     * refused to its creator ([addTimer]).
-     */
-    fun rejectLeftovers(w: Worker) {
-        awaitStopHandBack()
-        while (true) rejectTask(w.deque.pop() ?: break)
-        while (true) rejectTask(w.yields.pop() ?: break)
-        w.keyedQueue?.drainClosed { rejectTask(it) }
-        w.timers?.closeAndDrain { it.abandon("The timer was rejected: ${pool.label()} stopped") }
-    }
-
-    /**
-     * A task that cannot run any more because the pool stopped (or, with [startFailure], because
-     * no worker could be started): [discard]ed, and anything else reaches the failure handler with
-     * a [RejectedExecutionException].
-     */
-    fun rejectTask(task: Runnable, startFailure: Throwable? = null) {
-        pool.rejected.increment()
-        val why = if (startFailure == null) "${pool.label()} stopped" else "${pool.label()} could not start a worker"
-        if (!discard(task, why)) {
-            pool.reportFailure(task, RejectedExecutionException("$why before running $task", startFailure))
-        }
-    }
-
-    /**
-     * A worker could not be started and none is alive: the tasks waiting in the global queue and
-     * the fair queues would never run, so each is rejected ([rejectTask], with [cause]) instead of
-     * being stranded. A later submission tries to start a worker again.
-     */
-    fun rejectQueuedWithoutWorkers(cause: Throwable) {
-        // One drainer at a time: taking a fair queue's turn signals, and that signal's failed start
-        // would call this again on the same thread. A caller that finds a drain under way leaves its
-        // task to it: the drainer re-checks the queues after it lets go.
-        while (rejectingStranded.compareAndSet(false, true)) {
-            try {
-                while (true) rejectTask(pool.global.poll() ?: pool.fair.poll() ?: break, startFailure = cause)
-            } finally {
-                rejectingStranded.set(false)
-            }
-            // A shutdown that came while the start was failing could not terminate the pool (the
-            // worker was counted, then the queues held work): with both now empty, it can.
-            if (isShutdown()) {
-                locked { tryTerminateLocked() }
-                if (isTerminated()) pool.monitor?.wakeToExit()
-            }
-            if (pool.idle.liveCount != 0 || (pool.global.size() == 0 && !pool.fair.hasWork())) return
+            pool.monitor?.wakeToExit() // it finishes wake-ups until termination (an unpark: safe under the lock)
         }
     }
 

@@ -107,13 +107,36 @@ internal class StarvationMonitor(
             try {
                 watchUntilStopping()
             } catch (e: Throwable) {
-                try {
-                    pool.reportFailure(this, e)
-                } catch (_: Throwable) { // nothing more to do with it: go on watching
-                }
-                LockSupport.parkNanos(this, intervalNanos) // no hot loop if the error repeats
+                reportAndPause(e)
             }
         }
+        finishWakeUpsUntilTerminated()
+    }
+
+    /**
+     * After the pool stopped: until it terminates, finishes the wake-ups that an Error cut short
+     * after `stop()` woke everyone ([IdleControl.wakeAll], which finishes those left before it):
+     * a popper's catch can leave one a moment later, and a worker idle under such a pop would
+     * sleep for good, with the pool waiting for it to exit. One volatile read per interval
+     * otherwise; [wakeToExit] ends the wait at termination.
+     */
+    private fun finishWakeUpsUntilTerminated() {
+        while (!pool.isTerminated()) {
+            try {
+                pool.idle.wakeAll()
+            } catch (e: Throwable) {
+                reportAndPause(e)
+            }
+            LockSupport.parkNanos(this, intervalNanos)
+        }
+    }
+
+    private fun reportAndPause(e: Throwable) {
+        try {
+            pool.reportFailure(this, e)
+        } catch (_: Throwable) { // nothing more to do with it: go on watching
+        }
+        LockSupport.parkNanos(this, intervalNanos) // no hot loop if the error repeats
     }
 
     /** Looks at the workers every interval, or sleeps while nothing is active, until the pool stops. */

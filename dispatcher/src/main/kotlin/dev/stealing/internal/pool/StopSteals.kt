@@ -8,7 +8,7 @@ import dev.stealing.internal.queue.WorkDeque
  * yielding after a while, for at most [STEAL_RETRY_NANOS] without a task. Longer than that the
  * deque was left hiding by an Error in a removal (its hiding count never went even again), and
  * every empty steal would say Retry for ever: what is left then is its owner's, which rejects
- * it when it exits (`PoolLifecycle.rejectLeftovers` pops, which does not look at the count).
+ * it when it exits (`TaskRejection.rejectLeftovers` pops, which does not look at the count).
  */
 internal fun stealAll(queue: WorkDeque, unstarted: MutableList<Runnable>) {
     var retries = 0

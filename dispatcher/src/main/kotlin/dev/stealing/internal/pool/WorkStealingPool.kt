@@ -47,7 +47,7 @@ internal class WorkStealingPool(
     override fun workerStartFailed(cause: Throwable, noneLive: Boolean) {
         reportFailure(Runnable { }, IllegalStateException("$name: cannot start a worker", cause))
         // With no live worker, nobody would ever run what is queued: reject it instead.
-        if (noneLive) lifecycle.rejectQueuedWithoutWorkers(cause)
+        if (noneLive) rejection.rejectQueuedWithoutWorkers(cause)
     }
 
     override fun workerActivated() {
@@ -59,6 +59,9 @@ internal class WorkStealingPool(
 
     /** Starting worker threads and their exit. */
     val threads = WorkerThreads(this)
+
+    /** Ending the tasks that will never run: after a stop, or when no worker can start. */
+    val rejection = TaskRejection(this)
 
     /** Where timers go, and the pool's side of them. */
     val timers = PoolTimers(this)

@@ -97,7 +97,7 @@ internal class WorkerThreads(private val pool: WorkStealingPool) {
 
     /** Worker [w]'s thread ends, after leaving idle control; [retiredIdle] if it retired idle. */
     fun workerExited(w: Worker, retiredIdle: Boolean) {
-        if (lifecycle.isStopping()) lifecycle.rejectLeftovers(w)
+        if (lifecycle.isStopping()) pool.rejection.rejectLeftovers(w)
         val quiesced = lifecycle.locked { lifecycle.workerExitedLocked(w, retiredIdle) }
         if (quiesced) lifecycle.wakeAllForExit()
         if (retiredIdle && jfrStarted()) {
