@@ -23,37 +23,11 @@ import java.lang.ref.WeakReference
  * Every meter carries the tag `name` = the pool's name, plus [tags]. Where Micrometer's own
  * `ExecutorServiceMetrics` has a meter for the same thing (for `ThreadPoolExecutor`, or else
  * for `ForkJoinPool`), the meter here has its name, description and base unit, so existing
- * executor dashboards and alerts work unchanged:
- *
- * | meter | type | value |
- * |---|---|---|
- * | `executor.completed` | function counter | [StealingStats.executed] (inlined and helped tasks included) |
- * | `executor.active` | gauge | threads not idle: [StealingStats.threads] - [StealingStats.idleThreads] |
- * | `executor.running` | gauge | active threads not blocked: also minus [StealingStats.blockedThreads] |
- * | `executor.queued` | gauge | [StealingStats.queuedTasks]: global, local, keyed and fair queues |
- * | `executor.pool.size` | gauge | [StealingStats.threads] |
- * | `executor.pool.core` | gauge | [StealingStats.parallelism] |
- * | `executor.pool.max` | gauge | [StealingStats.maxThreads] |
- * | `executor.parallelism` | gauge | [StealingStats.parallelism] (the `ForkJoinPool` name for it) |
- * | `executor.steals` | function counter | [StealingStats.steals] |
- *
- * and this pool's own, named `stealing.*`:
- *
- * | meter | type | value |
- * |---|---|---|
- * | `stealing.threads.idle` | gauge | [StealingStats.idleThreads] |
- * | `stealing.threads.blocked` | gauge | [StealingStats.blockedThreads] |
- * | `stealing.threads.injected` | function counter | [StealingStats.injectedThreads] |
- * | `stealing.threads.retired` | function counter | [StealingStats.retiredThreads] |
- * | `stealing.inlined` | function counter | [StealingStats.inlined] |
- * | `stealing.parks` | function counter | [StealingStats.parks] |
- * | `stealing.rejected` | function counter | [StealingStats.rejected] |
- * | `stealing.failed` | function counter | [StealingStats.failed] |
- * | `stealing.timers.pending` | gauge | [StealingStats.pendingTimers] (summed over workers) |
- * | `stealing.timers.fired` | function counter | [StealingStats.timersFired] |
- * | `stealing.timers.stolen` | function counter | [StealingStats.timersStolen] |
- * | `stealing.timers.cancelled` | function counter | [StealingStats.timersCancelled] |
- * | `stealing.fair.queued` | gauge per fair queue, tag `queue` | [FairQueueStats.depth] (summed over queues of the same name) |
+ * executor dashboards and alerts work unchanged: `executor.completed`, `executor.active`,
+ * `executor.queued`, `executor.pool.size` and so on; this pool's own are named `stealing.*`.
+ * The meters, their types and the [StealingStats] property each one reads are listed in one
+ * place, the "Micrometer" section of `docs/observability.md` in the repository (a test holds
+ * that list to the meters registered here).
  *
  * Micrometer's `executor.idle` is not published: there it is a timer of the time tasks wait in
  * the queue, which would cost a clock read per task; the idle thread count is
@@ -83,7 +57,7 @@ public class StealingMetrics @JvmOverloads constructor(
     private val tags: Tags = Tags.of(tags).and("name", dispatcher.pool.name)
 
     /**
-     * Registers this pool's meters (listed in the class documentation) in [registry].
+     * Registers this pool's meters (listed in `docs/observability.md`) in [registry].
      *
      * @param registry the registry to publish to.
      */

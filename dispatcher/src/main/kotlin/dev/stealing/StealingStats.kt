@@ -56,7 +56,8 @@ import dev.stealing.internal.pool.RunState
  *   other workers (taken back by the piece itself when nobody stole them).
  * @property pinning CPU pinning of core workers ([StealingOptions.pinThreads]): whether it is
  *   on, the CPUs, and why it did not take where it did not.
- * @property fairQueues each fair queue still in the rotation: name, weight, depth, executed.
+ * @property fairQueues each fair queue still in the rotation, a [FairQueueStats]: name, weight,
+ *   depth, executed, discarded, closed.
  * @property pendingTimers timers waiting for their deadline (`delay`, `withTimeout`, delayed
  *   and periodic tasks), per core worker that keeps them.
  * @property timersFromOutside timers created by threads outside the pool so far (each kept by
