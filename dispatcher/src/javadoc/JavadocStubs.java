@@ -585,9 +585,15 @@ public class JavadocStubs {
             return sb.append(indent).append(" */\n").toString();
         }
 
-        /** Kotlin's annotations (not for Java readers) and type-variable bounds of Object go. */
+        /**
+         * Kotlin's annotations (not for Java readers), type-variable bounds of Object and
+         * superclasses from the engine's packages (ForkedTask's, which holds the state a fork
+         * needs in one object; its members are hidden from Java, and the API class declares
+         * every method of its own) go.
+         */
         static String cleanup(String s) {
             s = withoutKotlinAnnotations(s);
+            s = s.replaceAll(" extends dev\\.stealing\\.internal\\.[\\w.]+(?=\\s)", "");
             s = s.replace(" extends java.lang.Object>", ">").replace(" extends java.lang.Object,", ",");
             s = s.replaceAll("(?m)^[ \\t]*\\n(?:[ \\t]*\\n)+", "\n");
             return s;

@@ -1,6 +1,5 @@
 package dev.stealing.internal.join
 
-import dev.stealing.ForkedTask
 import dev.stealing.internal.jvm.fieldHandle
 import dev.stealing.internal.worker.Worker
 import java.lang.invoke.VarHandle
@@ -36,8 +35,8 @@ internal class InterruptibleCall<T> private constructor(
         return value as T
     }
 
-    /** [ForkedTask.run] of [task], whose callable this is. */
-    fun runFor(task: ForkedTask<*>) {
+    /** [JoinableTask.runOnce] of [task], whose callable this is. */
+    fun runFor(task: JoinableTask) {
         val me = Thread.currentThread()
         if (!RUNNER.compareAndSet(this, null, me)) { // claims the run: exactly once
             // Cancelled while queued: the first to take the tombstone counts it as discarded.

@@ -1,6 +1,6 @@
 package dev.stealing.internal.loops
 
-import dev.stealing.ForkedTask
+import dev.stealing.internal.join.JoinableTask
 import dev.stealing.internal.jvm.fieldHandle
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.WorkerHost
@@ -40,7 +40,7 @@ import java.util.concurrent.Callable
  * their runs into place ([moveRun]), calling no comparator; [sortAll] then throws it. A leaf whose `Arrays.sort` threw may have lost elements
  * (as `Arrays.sort` itself may), so after a failure the array's content is unspecified.
  *
- * Forks are [ForkedTask]s on the worker's deque, joined newest first as in [RangeLoop].
+ * Forks are [JoinableTask]s on the worker's deque, joined newest first as in [RangeLoop].
  *
  * The element type lives only in the kernels ([sortLeaf], [copyToBuffer], [allocateBuffer],
  * [merge], [lowerBound], [moveRun]), written out once per array type in [IntMergeSort],
@@ -181,7 +181,7 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
      */
     private fun forkAndRun(forked: () -> Unit, here: () -> Unit) {
         val w = Thread.currentThread() as Worker
-        val task = ForkedTask(Callable(forked))
+        val task = JoinableTask(Callable(forked))
         if (!w.pushFork(task)) {
             forked()
             here()
@@ -193,13 +193,13 @@ internal abstract class ParallelMergeSort(private val size: Int) : CancellableLo
         } catch (e: Throwable) {
             stopped = true // a forked half not started yet skips its leaves
             try {
-                task.join()
+                task.joinResult()
             } catch (f: Throwable) {
                 if (f !== e) e.addSuppressed(f)
             }
             throw e
         }
-        task.join() // an error in the forked half (out of memory in the buffer's pass) is the caller's
+        task.joinResult() // an error in the forked half (out of memory in the buffer's pass) is the caller's
     }
 
     internal companion object {

@@ -1,6 +1,6 @@
 package dev.stealing.internal.loops
 
-import dev.stealing.ForkedTask
+import dev.stealing.internal.join.JoinableTask
 import dev.stealing.internal.jvm.fieldHandle
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.WorkerHost
@@ -16,14 +16,14 @@ import java.util.concurrent.CancellationException
  * A *piece* is a range one worker runs from its start. It runs in blocks of 1, 2, 4, ...
  * [MAX_BLOCK] indices; before each block, if the worker's own deque is empty and the piece
  * still has two indices or more, it splits: the upper half of what remains is pushed onto the
- * deque as a piece of its own (a [ForkedTask], so an idle worker is woken to steal it) and the
+ * deque as a piece of its own (a [JoinableTask], so an idle worker is woken to steal it) and the
  * piece goes on with the lower half. An empty deque is the signal: while the last half pushed
  * is still there nobody was hungry enough to take it, so the piece does not split again; once
  * a thief took it, the next block boundary pushes a new half. A pool of one worker never
  * splits, so the loop costs a plain loop plus one check per block. No grain size is needed:
  * pieces are as many as the steals, and each split costs a push and a pop.
  *
- * At its end a piece joins the halves it pushed, newest first ([ForkedTask.join]: a half still
+ * At its end a piece joins the halves it pushed, newest first ([JoinableTask.joinResult]: a half still
  * in the deque is popped and run here, itself splitting again if the deque is empty; a stolen
  * one is helped and then waited for), and combines its accumulator with theirs in index order:
  * the newest half covers the indices right after the piece's own last block.
@@ -112,7 +112,7 @@ internal abstract class RangeLoop : CancellableLoop {
         val splits = w != null && pool != null && w.pool === pool && pool.parallelism > 1
         w?.counters?.countLoopPiece()
         var acc: Any? = null
-        var halves: Array<ForkedTask<*>?>? = null
+        var halves: Array<JoinableTask?>? = null
         var pushed = 0
         try {
             acc = newAccumulator()
@@ -122,10 +122,10 @@ internal abstract class RangeLoop : CancellableLoop {
             while (i < end) {
                 if (splits && end - i >= 2 && w!!.deque.isEmpty()) {
                     val mid = i + ((end - i) ushr 1)
-                    val half = ForkedTask(Piece(this, mid, end))
+                    val half = JoinableTask(Piece(this, mid, end))
                     if (w.pushFork(half)) { // false: the pool is stopping; the piece runs it all
                         w.counters.countLoopSplit()
-                        val a = halves ?: arrayOfNulls<ForkedTask<*>?>(MAX_HALVES).also { halves = it }
+                        val a = halves ?: arrayOfNulls<JoinableTask?>(MAX_HALVES).also { halves = it }
                         a[pushed++] = half
                         end = mid
                     }
@@ -145,7 +145,7 @@ internal abstract class RangeLoop : CancellableLoop {
             val half = halves!![--pushed]!!
             halves[pushed] = null
             val right = try {
-                half.join()
+                half.joinResult()
             } catch (e: CancellationException) {
                 // Discarded unrun by shutdownNow(): its indices never ran.
                 fail(IllegalStateException("a piece of the loop was discarded by shutdownNow() before it ran", e))

@@ -1,8 +1,8 @@
 package dev.stealing.internal.pool
 
-import dev.stealing.ForkedTask
 import dev.stealing.internal.idle.allIdle
 import dev.stealing.internal.join.CallerOwnedHalf
+import dev.stealing.internal.join.JoinableTask
 import dev.stealing.internal.jvm.StackHeadroom
 import dev.stealing.internal.timer.DelayedTask
 import dev.stealing.internal.timer.Timer
@@ -207,7 +207,7 @@ internal class PoolLifecycle(private val pool: WorkStealingPool) {
             }
             val ended = discard(task, "${pool.label()} stopped")
             when {
-                !ended || task is ForkedTask<*> -> handedBack += task
+                !ended || task is JoinableTask -> handedBack += task
                 task is Timer || task is CallerOwnedHalf -> {} // counted by abandon(); run by its caller
                 else -> pool.rejected.increment()
             }

@@ -1,7 +1,7 @@
 package dev.stealing.internal.pool
 
-import dev.stealing.ForkedTask
 import dev.stealing.internal.join.CallerOwnedHalf
+import dev.stealing.internal.join.JoinableTask
 import dev.stealing.internal.timer.Timer
 import dev.stealing.internal.worker.Worker
 import kotlinx.coroutines.Dispatchers
@@ -31,7 +31,7 @@ internal fun rejection(reason: String, what: String = "task"): CancellationExcep
     CancellationException("The $what was rejected: $reason", RejectedExecutionException(reason))
 
 /**
- * Ends a queued [task] that will never run because [reason] (naming the pool): a [ForkedTask] or a [DelayedTask] is
+ * Ends a queued [task] that will never run because [reason] (naming the pool): a forked task ([JoinableTask]) or a [DelayedTask] is
  * cancelled (so its joiners end), a coroutine continuation has its job cancelled and completes
  * on `Dispatchers.IO` (as kotlinx's executor dispatchers do on rejection), a coroutine timer is
  * abandoned ([Timer.abandon]), a fork/join half ([CallerOwnedHalf]) is dropped (its caller, which is still running
@@ -39,8 +39,8 @@ internal fun rejection(reason: String, what: String = "task"): CancellationExcep
  * `Runnable`: the caller hands it back, reports it or drops it.
  */
 internal fun discard(task: Runnable, reason: String): Boolean = when (task) {
-    is ForkedTask<*> -> {
-        task.cancel(false)
+    is JoinableTask -> {
+        task.cancelTask(mayInterruptIfRunning = false)
         true
     }
     is kotlin.coroutines.Continuation<*> -> {

@@ -1,6 +1,6 @@
 package dev.stealing.internal.pool
 
-import dev.stealing.ForkedTask
+import dev.stealing.internal.join.JoinableTask
 import dev.stealing.internal.idle.ParkState
 import dev.stealing.internal.timer.nanosOrNever
 import dev.stealing.internal.worker.PoolConfig
@@ -89,6 +89,10 @@ internal class WorkStealingPool(
 
     override fun workerExited(w: Worker, retiredIdle: Boolean) = threads.workerExited(w, retiredIdle)
 
+    override fun onStolen(task: Runnable, thief: Worker) {
+        if (task is JoinableTask) task.recordThief(thief)
+    }
+
     override fun takeOffersOf(target: Worker, tryOnly: Boolean) = timers.takeOffersOf(target, tryOnly)
 
     /**
@@ -114,7 +118,7 @@ internal class WorkStealingPool(
      * cold paths and runs measurably slower (docs/investigations/2026-11-24-fork-join.md).
      * [signalAfterFork] is inline for the same reason.
      */
-    fun fork(task: ForkedTask<*>): Boolean {
+    fun fork(task: JoinableTask): Boolean {
         val w = currentWorker() ?: return forkFromOutside(task)
         if (isStopping()) return reject()
         w.deque.push(task)
@@ -124,7 +128,7 @@ internal class WorkStealingPool(
     }
 
     /** [fork] from a thread outside this pool: the global queue, as [execute]; counted in [forksFromOutside]. */
-    private fun forkFromOutside(task: ForkedTask<*>): Boolean {
+    private fun forkFromOutside(task: JoinableTask): Boolean {
         if (!execute(task)) return false
         forksFromOutside.increment()
         return true

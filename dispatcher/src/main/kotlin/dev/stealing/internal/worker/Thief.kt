@@ -1,6 +1,5 @@
 package dev.stealing.internal.worker
 
-import dev.stealing.ForkedTask
 import dev.stealing.internal.jvm.StealEvent
 import dev.stealing.internal.jvm.jfrStarted
 import dev.stealing.internal.queue.StealResult
@@ -128,7 +127,7 @@ internal class Thief(private val worker: Worker) {
 
     /**
      * Steals the oldest task of [victim]'s deque or, if that is empty and [withYields], of its
-     * yield queue, counting it; a stolen [ForkedTask] records this worker as its thief so that
+     * yield queue, counting it; a stolen forked task (`JoinableTask`) records this worker as its thief so that
      * a joiner can help by stealing back from here (from the deque only: a joiner must not
      * resume somebody's yielded coroutine nested in its join). Retry (a lost race on the
      * deque, or a removal hiding tasks) only when the yield queue had nothing to take either.
@@ -150,7 +149,7 @@ internal class Thief(private val worker: Worker) {
         val task = result.taskOrNull
         if (task != null) {
             me.counters.countSteal()
-            if (task is ForkedTask<*>) task.stolenBy = me
+            pool.onStolen(task, me) // a forked task records its thief, whom its joiner helps
             if (jfrStarted()) recordSteal(victim)
         }
         return result

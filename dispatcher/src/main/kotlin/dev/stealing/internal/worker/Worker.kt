@@ -1,6 +1,5 @@
 package dev.stealing.internal.worker
 
-import dev.stealing.ForkedTask
 import dev.stealing.internal.idle.IdleNode
 import dev.stealing.internal.idle.closeLeakedRegion
 import dev.stealing.internal.idle.endPresumptionIfAny
@@ -277,25 +276,6 @@ internal class Worker(
     /** Owner only: runs [task] nested in the current one (wait-inlining or helping). */
     fun runNested(task: Runnable) {
         nested { runTask(task) }
-    }
-
-    /**
-     * Owner only. [runNested] for a forked task the joiner popped itself: the same bookkeeping,
-     * but a direct call of the final [ForkedTask.run], so the common join does not go through
-     * the task call of [runTask], which sees every kind of task and is megamorphic. Nothing to
-     * catch: [ForkedTask.run] turns any failure of its callable into the task's outcome. A
-     * method of its own, with the join's call of it kept small: written as an inline block in
-     * the join instead, fib(27) with `ForkedTask` ran 1.45 x slower on Temurin 25.
-     */
-    fun runNested(task: ForkedTask<*>) {
-        enterNested()
-        counters.countExecuted()
-        try {
-            task.run()
-        } finally {
-            exitNested()
-        }
-        endPresumption()
     }
 
     /**

@@ -81,6 +81,12 @@ internal abstract class WorkerHost(
     /** A task threw [e]: the pool's exception handler. */
     abstract fun reportFailure(task: Runnable, e: Throwable)
 
+    /**
+     * [thief] just stole [task] from a queue: a forked task records its thief, whom its joiner
+     * helps (the worker does not know the task types; the pool does).
+     */
+    abstract fun onStolen(task: Runnable, thief: Worker)
+
     /** A core worker could not pin its thread ([PoolConfig.pinThreads]); the pool runs unpinned. */
     abstract fun pinningFailed(why: String)
 
