@@ -119,9 +119,8 @@ open class MpmcTaskQueueLincheckModel {
 
 /**
  * [MpmcTaskQueueLincheckModel] with producers that fail between their claim and their
- * publication ([offerFailing]). Used in custom scenarios only: random ones would race two
- * consumers on a failed slot, which meets the spurious null described at the disabled test in
- * [MpmcTaskQueueLincheckSpec].
+ * publication ([offerFailing]). Used in custom scenarios only (two consumers racing on a failed
+ * slot have a scenario of their own in [MpmcTaskQueueLincheckSpec]).
  */
 class MpmcTaskQueueFailingOfferModel : MpmcTaskQueueLincheckModel() {
     @Operation
@@ -333,13 +332,13 @@ class MpmcTaskQueueLincheckSpec : FunSpec({
             .check(MpmcTaskQueueFailingOfferModel::class)
     }
 
-    test("model checking: a consumer never answers null while another passes a failed producer's slot").config(enabled = false) {
-        // Fails today. Queue: [failed slot, 1] in a closed ring, [2] in the next. A consumer
-        // reads the positions, finds the head slot claimed and unpublished, and before it looks
-        // for the failure marker a second consumer passes the slot (emptying it) and takes 1.
-        // The first then reads no marker and answers null, as if a producer were still writing,
-        // although none is and task 2 was queued throughout: Segment.poll decides on a stale
-        // position there without re-reading the dequeue position.
+    test("model checking: a consumer never answers null while another passes a failed producer's slot") {
+        // Queue: [failed slot, 1] in a closed ring, [2] in the next. A consumer reads the
+        // positions, finds the head slot claimed and unpublished, and before it looks for the
+        // failure marker a second consumer passes the slot (emptying it) and takes 1. The first
+        // then read no marker and answered null, as if a producer were still writing, although
+        // none was and task 2 was queued throughout: Segment.poll decided on a stale position.
+        // It now reads the dequeue position again before it answers null.
         modelChecking()
             .iterations(0)
             .invocationsPerIteration(SCENARIO_INVOCATIONS)

@@ -229,7 +229,16 @@ internal class MpmcTaskQueue(
                     if ((e and CLOSED.inv()) == pos) return if (e and CLOSED != 0L) EXHAUSTED else null
                     // Claimed by a producer: still writing (null), or it failed and left the slot
                     // skipped, which a consumer passes over (claims and frees it empty).
-                    if (!skipIfMarked(i, pos)) return null
+                    if (!skipIfMarked(i, pos)) {
+                        // Not marked: the producer is still writing, unless another consumer passed
+                        // the skipped slot meanwhile and took its marker with it. Then pos is stale,
+                        // and a null now would be a spurious "empty" with tasks behind the slot
+                        // (found by MpmcTaskQueueLincheckSpec): look again from the new position.
+                        val now = DEQ.getVolatile(this) as Long
+                        if (now == pos) return null
+                        pos = now
+                        continue
+                    }
                     pos = DEQ.getVolatile(this) as Long
                     continue
                 }
