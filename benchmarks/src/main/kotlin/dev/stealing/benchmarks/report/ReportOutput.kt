@@ -361,7 +361,7 @@ class ReportOutput(
             "lock" to java.awt.Color(0xd62728),
             "lockwsq" to java.awt.Color(0x8c564b),
             "single" to java.awt.Color(0x7f7f7f),
-            "stpe" to java.awt.Color(0xe377c2),
+            "stpe" to java.awt.Color(0xbcbd22),
         )
 
         fun median(values: List<Double>): Double {

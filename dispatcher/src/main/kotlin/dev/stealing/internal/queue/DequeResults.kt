@@ -58,7 +58,6 @@ internal value class Removal private constructor(private val value: Any?) {
 internal value class StealResult private constructor(private val value: Any?) {
     val isEmpty: Boolean get() = value == null
     val isRetry: Boolean get() = value === RETRY_MARK
-    val isSuccess: Boolean get() = value is Runnable
 
     /** The stolen task, or null for Empty and Retry. */
     val taskOrNull: Runnable? get() = value as? Runnable
