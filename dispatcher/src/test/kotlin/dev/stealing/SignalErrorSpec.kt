@@ -22,54 +22,12 @@ import java.time.Duration
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicReference
-import java.util.function.IntConsumer
 
 /** Raw access to a pool's ctl word and a deque's hiding count, to stand in for what an Error left behind. */
 private val CTL: VarHandle = MethodHandles.privateLookupIn(IdleControl::class.java, MethodHandles.lookup())
     .findVarHandle(IdleControl::class.java, "ctl", Long::class.javaPrimitiveType)
 private val HIDINGS: VarHandle = MethodHandles.privateLookupIn(WorkDeque::class.java, MethodHandles.lookup())
     .findVarHandle(WorkDeque::class.java, "hidings", Int::class.javaPrimitiveType)
-
-private fun describe(c: Long) =
-    "ctl: top=${Ctl.top(c)} searching=${Ctl.searching(c)} live=${Ctl.live(c)} active=${Ctl.active(c)}"
-
-/** An Error thrown by a test's fault hook: stands in for a `StackOverflowError` or `OutOfMemoryError` at that step. */
-private class InjectedError : Error("injected")
-
-/** Arms [idle]'s fault hook to throw [error] once, at [step], on the calling thread only. */
-private fun armOnce(idle: IdleControl, step: Int, error: () -> Throwable = { InjectedError() }) {
-    val owner = Thread.currentThread()
-    idle.faultHook = IntConsumer { s ->
-        if (s == step && Thread.currentThread() === owner) {
-            idle.faultHook = null
-            throw error()
-        }
-    }
-}
-
-/** Arms [idle]'s fault hook to throw an [InjectedError] once, at [step], on whichever worker thread comes first. */
-private fun armOnWorkers(idle: IdleControl, step: Int) {
-    val fired = java.util.concurrent.atomic.AtomicBoolean()
-    idle.faultHook = IntConsumer { s ->
-        if (s == step && Thread.currentThread() is Worker && fired.compareAndSet(false, true)) throw InjectedError()
-    }
-}
-
-/** A one-worker pool whose only worker has run a task and parked idle. */
-private fun parkedPool(name: String, interval: Duration = Duration.ofMillis(50)): StealingDispatcher {
-    val d = StealingDispatcher(1, name, StealingOptions(spinRounds = 0, starvationInterval = interval))
-    val first = CountDownLatch(1)
-    d.executor.execute { first.countDown() }
-    first.await(10, TimeUnit.SECONDS) shouldBe true
-    eventually(10_000) { d.pool.workers[0].idleNode.parkState() == ParkState.IDLE } shouldBe true
-    return d
-}
-
-private fun stopQuietly(d: StealingDispatcher) {
-    d.pool.idle.faultHook = null
-    d.executor.shutdownNow()
-    d.executor.awaitTermination(10, TimeUnit.SECONDS)
-}
 
 /**
  * An Error in the signalling path never wedges the pool (docs/parking.md, "Errors in the
@@ -88,18 +46,18 @@ class SignalErrorSpec : FunSpec({
                 shouldThrow<InjectedError> { d.executor.execute { ran.countDown() } } // queued, then its wake-up failed
                 // Before the fix the node stayed popped and counted as a searcher that never
                 // came: every later signal saw it and woke nobody, and the monitor trusted ctl.
-                withClue(describe(d.pool.idle.ctl())) { ran.await(10, TimeUnit.SECONDS) shouldBe true }
+                withClue(describeCtl(d.pool.idle.ctl())) { ran.await(10, TimeUnit.SECONDS) shouldBe true }
                 val later = CountDownLatch(1)
                 d.executor.execute { later.countDown() }
                 later.await(10, TimeUnit.SECONDS) shouldBe true
-                withClue("the pool idle again, nothing counted for nobody: " + describe(d.pool.idle.ctl())) {
+                withClue("the pool idle again, nothing counted for nobody: " + describeCtl(d.pool.idle.ctl())) {
                     eventually(10_000) {
                         val c = d.pool.idle.ctl()
                         Ctl.active(c) == 0 && Ctl.searching(c) == 0 && Ctl.top(c) == 1
                     } shouldBe true
                 }
             } finally {
-                stopQuietly(d)
+                stopWithoutHook(d)
             }
         }
     }
@@ -115,9 +73,9 @@ class SignalErrorSpec : FunSpec({
             armOnce(d.pool.idle, PendingPop.CLAIM)
             shouldThrow<InjectedError> { d.executor.execute { } }
             d.executor.shutdownNow()
-            withClue(describe(d.pool.idle.ctl())) { d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true }
+            withClue(describeCtl(d.pool.idle.ctl())) { d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true }
         } finally {
-            stopQuietly(d)
+            stopWithoutHook(d)
         }
     }
 
@@ -136,7 +94,7 @@ class SignalErrorSpec : FunSpec({
         shouldThrow<InjectedError> { idle.wakeOrStartRegardless() } // pops stale 1: claim fails, undo cut short
         Ctl.active(idle.ctl()) shouldBe 3 // one count too many, left for the completer
         idle.finishLeftPops()
-        withClue(describe(idle.ctl())) {
+        withClue(describeCtl(idle.ctl())) {
             Ctl.active(idle.ctl()) shouldBe 2
             Ctl.top(idle.ctl()) shouldBe 0
             nodes[1].parkState() shouldBe ParkState.RUNNING
@@ -151,14 +109,14 @@ class SignalErrorSpec : FunSpec({
             shouldThrow<StackOverflowError> { d.executor.execute { first.countDown() } }
             // Before the fix the failed start was taken for a thread that cannot start: with no
             // worker alive, the queued task was rejected (to the failure handler) and never ran.
-            withClue(describe(d.pool.idle.ctl())) { Ctl.live(d.pool.idle.ctl()) shouldBe 0 }
+            withClue(describeCtl(d.pool.idle.ctl())) { Ctl.live(d.pool.idle.ctl()) shouldBe 0 }
             val second = CountDownLatch(1)
             d.executor.execute { second.countDown() }
             first.await(10, TimeUnit.SECONDS) shouldBe true
             second.await(10, TimeUnit.SECONDS) shouldBe true
             d.stats().rejected shouldBe 0L
         } finally {
-            stopQuietly(d)
+            stopWithoutHook(d)
         }
     }
 
@@ -170,11 +128,11 @@ class SignalErrorSpec : FunSpec({
             val ran = CountDownLatch(1)
             d.executor.execute { ran.countDown() } // signalWork sees a searcher: wakes nobody
             // Before the backstop by progress, the monitor trusted ctl (active 1): never woken.
-            withClue(describe(d.pool.idle.ctl())) { ran.await(10, TimeUnit.SECONDS) shouldBe true }
+            withClue(describeCtl(d.pool.idle.ctl())) { ran.await(10, TimeUnit.SECONDS) shouldBe true }
             (d.pool.monitor!!.backstopWakeUps >= 1) shouldBe true
         } finally {
             CTL.getAndAdd(d.pool.idle, -Ctl.SEARCHING_ONE - Ctl.ACTIVE_ONE)
-            stopQuietly(d)
+            stopWithoutHook(d)
         }
     }
 
@@ -210,115 +168,7 @@ class SignalErrorSpec : FunSpec({
             w.get().isAlive shouldBe true
             eventually(10_000) { Ctl.active(d.pool.idle.ctl()) == 0 } shouldBe true
         } finally {
-            stopQuietly(d)
-        }
-    }
-
-    test("an Error in a worker's own loop (the wake-up of its recruit cut short) is reported, and the worker goes on serving its deque") {
-        val reported = java.util.concurrent.CopyOnWriteArrayList<String>()
-        val d = StealingDispatcher(
-            2, "loop-error",
-            StealingOptions(spinRounds = 0, exceptionHandler = { task, e -> reported += "$task: $e" }),
-        )
-        try {
-            // Once, on whichever worker pops another first: a last searcher recruiting a helper
-            // for the work it still sees (IdleControl.endSearch), called from the worker's loop.
-            val fired = java.util.concurrent.atomic.AtomicBoolean()
-            d.pool.idle.faultHook = IntConsumer { step ->
-                if (step == PendingPop.CLAIM && Thread.currentThread() is Worker && fired.compareAndSet(false, true)) throw InjectedError()
-            }
-            val bursts = java.util.concurrent.atomic.AtomicInteger()
-            while (!fired.get() && bursts.incrementAndGet() <= 10_000) {
-                val both = CountDownLatch(2)
-                repeat(2) { d.executor.execute { both.countDown() } }
-                both.await(10, TimeUnit.SECONDS) shouldBe true
-                eventually(10_000) { Ctl.active(d.pool.idle.ctl()) == 0 } shouldBe true // both parked again
-            }
-            fired.get() shouldBe true
-            // Before, the Error ended the worker's thread, and nothing took its place.
-            eventually(10_000) { reported.any { it.contains("the loop of") && it.contains("InjectedError") } } shouldBe true
-            for (i in 0 until 2) withClue("worker $i") { d.pool.workers[i].isAlive shouldBe true }
-            // Each worker forks onto its own deque and waits for the forks: they run.
-            val forks = CountDownLatch(200)
-            val parents = CountDownLatch(2)
-            repeat(2) {
-                d.executor.execute {
-                    repeat(100) { (Thread.currentThread() as Worker).pushFork { forks.countDown() } }
-                    parents.countDown()
-                }
-            }
-            parents.await(10, TimeUnit.SECONDS) shouldBe true
-            forks.await(10, TimeUnit.SECONDS) shouldBe true
-        } finally {
-            stopQuietly(d)
-        }
-    }
-
-    // An Error inside an idle transition (from the idle push until the worker runs again): before,
-    // it escaped with the node pushed and uncounted, the worker exited without repairing it, and
-    // its slot stayed taken by a dead thread: nothing started in its place, its keyed work and
-    // timers were stranded, and a one-worker pool ran nothing more.
-    for ((step, what) in listOf(
-        IdleControl.RESCAN_STEP to "the re-scan of the queues while going idle",
-        IdleControl.OWN_WORK_STEP to "the look at its own keyed work and timers while going idle",
-        -IdleControl.OWN_WORK_STEP to "the look at its own keyed work after keyed work unparked it",
-    )) {
-        test("an Error in $what: the worker wakes itself, reports it and goes on") {
-            val reported = java.util.concurrent.CopyOnWriteArrayList<String>()
-            val d = StealingDispatcher(
-                1, "idle-error-$step",
-                StealingOptions(spinRounds = 0, exceptionHandler = { task, e -> reported += "$task: $e" }),
-            )
-            try {
-                val first = CountDownLatch(1)
-                d.executor.execute { first.countDown() }
-                first.await(10, TimeUnit.SECONDS) shouldBe true
-                val worker = d.pool.workers[0]
-                if (step > 0) {
-                    armOnWorkers(d.pool.idle, step) // its next idle transition throws at the step
-                    d.executor.execute { }
-                } else {
-                    // Parked (its re-scan is over): the keyed offer unparks it without claiming it,
-                    // and its look at its own work throws.
-                    eventually(10_000) { worker.state == Thread.State.WAITING && worker.idleNode.parkState() == ParkState.IDLE } shouldBe true
-                    armOnWorkers(d.pool.idle, -step)
-                    d.affinityExecutor("k").execute { }
-                }
-                eventually(10_000) { reported.any { it.contains("the loop of") && it.contains("InjectedError") } } shouldBe true
-                val later = CountDownLatch(2)
-                d.executor.execute { later.countDown() }
-                d.affinityExecutor("k").execute { later.countDown() }
-                withClue(describe(d.pool.idle.ctl())) { later.await(10, TimeUnit.SECONDS) shouldBe true }
-                (d.pool.workers[0] === worker && worker.isAlive) shouldBe true
-                withClue("the worker idle again, counted once: " + describe(d.pool.idle.ctl())) {
-                    eventually(10_000) {
-                        val c = d.pool.idle.ctl()
-                        Ctl.live(c) == 1 && Ctl.active(c) == 0 && Ctl.searching(c) == 0 && Ctl.top(c) == 1
-                    } shouldBe true
-                }
-            } finally {
-                stopQuietly(d)
-            }
-        }
-    }
-
-    test("an Error in the quiescence check of the last worker to go idle: reported, and the pool still terminates") {
-        val reported = java.util.concurrent.CopyOnWriteArrayList<String>()
-        val d = StealingDispatcher(1, "quiesce-error", StealingOptions(spinRounds = 0, exceptionHandler = { task, e -> reported += "$task: $e" }))
-        try {
-            val ran = CountDownLatch(1)
-            d.executor.execute { ran.countDown() }
-            ran.await(10, TimeUnit.SECONDS) shouldBe true
-            armOnWorkers(d.pool.idle, IdleControl.QUIESCE_STEP)
-            val slow = CountDownLatch(1)
-            d.executor.execute { slow.await(10, TimeUnit.SECONDS) } // the worker is in a task when shutdown() comes
-            d.executor.shutdown()
-            slow.countDown()
-            d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true
-            // Before, the Error left the worker's thread for its uncaught-exception handler, not the pool's.
-            reported.any { it.contains("the loop of") && it.contains("InjectedError") } shouldBe true
-        } finally {
-            stopQuietly(d)
+            stopWithoutHook(d)
         }
     }
 
@@ -345,7 +195,7 @@ class SignalErrorSpec : FunSpec({
             d.close() // and it quiesces: nothing is left that a worker sees and cannot take
             d.executor.isTerminated shouldBe true
         } finally {
-            stopQuietly(d)
+            stopWithoutHook(d)
         }
     }
 
@@ -364,7 +214,7 @@ class SignalErrorSpec : FunSpec({
             withClue("close() returned") { closer.isAlive shouldBe false }
             d.executor.isTerminated shouldBe true
         } finally {
-            stopQuietly(d)
+            stopWithoutHook(d)
         }
     }
 
