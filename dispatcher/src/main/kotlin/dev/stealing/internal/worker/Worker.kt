@@ -250,9 +250,9 @@ internal class Worker(
     fun canNest(): Boolean = inlineDepth < pool.config.maxInlineDepth
 
     /**
-     * Owner only: runs [block] one nesting level deeper. The one place that keeps
-     * [inlineDepth]: wait-inlining (`awaitInline`), a join that runs or helps, and `forkJoin`
-     * all nest through here, after checking [canNest].
+     * Owner only: runs [block] one nesting level deeper. With [enterNested] and [exitNested],
+     * the one place that keeps [inlineDepth]: wait-inlining (`awaitInline`), a join that runs
+     * or helps, and `forkJoin` all nest through here, after checking [canNest].
      */
     inline fun <R> nested(block: () -> R): R {
         enterNested()
@@ -263,12 +263,15 @@ internal class Worker(
         }
     }
 
-    /** For [nested] only. */
+    /**
+     * For [nested], and for the join of a forked task that runs the task it popped itself
+     * (`JoinableTask.runNestedOn`, a call of its own rather than an inline block, for the JIT).
+     */
     fun enterNested() {
         nesting.depth++
     }
 
-    /** For [nested] only. */
+    /** Ends what [enterNested] began. */
     fun exitNested() {
         nesting.depth--
     }
