@@ -1,6 +1,7 @@
 package dev.stealing
 
 import dev.stealing.internal.idle.Ctl
+import dev.stealing.internal.idle.FaultStep
 import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.IdleHost
 import dev.stealing.internal.idle.IdleNode
@@ -104,7 +105,7 @@ class SignalErrorSpec : FunSpec({
     test("a StackOverflowError while starting the first worker: nothing is rejected, the count is undone, the next signal starts it") {
         val d = StealingDispatcher(1, "start-overflow", StealingOptions(spinRounds = 0))
         try {
-            armOnce(d.pool.idle, IdleControl.START_STEP) { StackOverflowError("injected") }
+            armOnce(d.pool.idle, FaultStep.START) { StackOverflowError("injected") }
             val first = CountDownLatch(1)
             shouldThrow<StackOverflowError> { d.executor.execute { first.countDown() } }
             // Before the fix the failed start was taken for a thread that cannot start: with no
@@ -146,7 +147,7 @@ class SignalErrorSpec : FunSpec({
                 val me = Thread.currentThread() as Worker
                 w.set(me)
                 me.deque.push { } // visible, unsignalled work: entering the region starts a worker in its place
-                armOnce(d.pool.idle, IdleControl.START_STEP) { StackOverflowError("injected") } // its start fails
+                armOnce(d.pool.idle, FaultStep.START) { StackOverflowError("injected") } // its start fails
                 try {
                     runBlockingRegion { }
                 } catch (e: StackOverflowError) {

@@ -1,7 +1,7 @@
 package dev.stealing
 
 import dev.stealing.internal.idle.Ctl
-import dev.stealing.internal.idle.IdleControl
+import dev.stealing.internal.idle.FaultStep
 import dev.stealing.internal.idle.ParkState
 import dev.stealing.internal.idle.PendingPop
 import dev.stealing.internal.worker.Worker
@@ -64,9 +64,9 @@ class WorkerLoopErrorSpec : FunSpec({
     // its slot stayed taken by a dead thread: nothing started in its place, its keyed work and
     // timers were stranded, and a one-worker pool ran nothing more.
     for ((step, what) in listOf(
-        IdleControl.RESCAN_STEP to "the re-scan of the queues while going idle",
-        IdleControl.OWN_WORK_STEP to "the look at its own keyed work and timers while going idle",
-        -IdleControl.OWN_WORK_STEP to "the look at its own keyed work after keyed work unparked it",
+        FaultStep.RESCAN to "the re-scan of the queues while going idle",
+        FaultStep.OWN_WORK to "the look at its own keyed work and timers while going idle",
+        -FaultStep.OWN_WORK to "the look at its own keyed work after keyed work unparked it",
     )) {
         test("an Error in $what: the worker wakes itself, reports it and goes on") {
             val reported = java.util.concurrent.CopyOnWriteArrayList<String>()
@@ -114,7 +114,7 @@ class WorkerLoopErrorSpec : FunSpec({
             val ran = CountDownLatch(1)
             d.executor.execute { ran.countDown() }
             ran.await(10, TimeUnit.SECONDS) shouldBe true
-            armOnWorkers(d.pool.idle, IdleControl.QUIESCE_STEP)
+            armOnWorkers(d.pool.idle, FaultStep.QUIESCE)
             val slow = CountDownLatch(1)
             d.executor.execute { slow.await(10, TimeUnit.SECONDS) } // the worker is in a task when shutdown() comes
             d.executor.shutdown()

@@ -131,10 +131,9 @@ internal class IdleControl(
     }
 
     /**
-     * Tests only: called with a [PendingPop] step just before [finishPop] takes it, with
-     * [START_STEP] before a counted start, and with the steps of an idle transition
-     * ([RESCAN_STEP], [OWN_WORK_STEP], [QUIESCE_STEP]); a hook that throws stands in for an
-     * Error there. A volatile read on the wake-up and parking paths only, which also unpark or
+     * Tests only: called with a [PendingPop] step just before [finishPop] takes it, and with a
+     * [FaultStep] (a counted start, the steps of an idle transition); a hook that throws stands
+     * in for an Error there. A volatile read on the wake-up and parking paths only, which also unpark or
      * park a thread.
      */
     @Volatile @JvmField internal var faultHook: IntConsumer? = null
@@ -385,19 +384,6 @@ internal class IdleControl(
 
         /** [parkWhileIdle]: its keep-alive ran out and it retired. */
         const val PARK_RETIRED = 2
-
-        /** [faultHook]'s step before a counted start of a worker ([startWorkerOrUndo]). */
-        const val START_STEP = 10
-
-        /** [faultHook]'s step in an idle transition: the re-scan of the queues after the idle push (`WorkerParking`). */
-        const val RESCAN_STEP = 11
-
-        /** [faultHook]'s step in an idle transition: the look at a worker's own keyed work and timers (`WorkerParking`). */
-        const val OWN_WORK_STEP = 12
-
-        /** [faultHook]'s step in an idle transition: the quiescence check of a shut-down pool (`WorkerParking`). */
-        const val QUIESCE_STEP = 13
-
 
         private val CTL: VarHandle = fieldHandle(IdleControl::class.java, "ctl", Long::class.javaPrimitiveType!!)
     }

@@ -93,3 +93,21 @@ private fun IdleControl.finishLeftPop(node: IdleNode, step: Int) {
 }
 
 private val REPAIR_PENDING: VarHandle = fieldHandle(IdleControl::class.java, "repairPending", Boolean::class.javaPrimitiveType!!)
+
+/**
+ * Steps at which [IdleControl.faultHook] is called besides the [PendingPop] steps of a pop
+ * (tests only: a hook that throws there stands in for an Error at that step).
+ */
+internal object FaultStep {
+    /** Before a counted start of a worker ([startWorkerOrUndo]). */
+    const val START = 10
+
+    /** In an idle transition: the re-scan of the queues after the idle push (`WorkerParking`). */
+    const val RESCAN = 11
+
+    /** In an idle transition: the look at a worker's own keyed work and timers (`WorkerParking`). */
+    const val OWN_WORK = 12
+
+    /** In an idle transition: the quiescence check of a shut-down pool (`WorkerParking`). */
+    const val QUIESCE = 13
+}

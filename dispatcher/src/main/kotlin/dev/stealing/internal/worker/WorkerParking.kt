@@ -1,5 +1,6 @@
 package dev.stealing.internal.worker
 
+import dev.stealing.internal.idle.FaultStep
 import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.finishLeftPops
 import dev.stealing.internal.idle.parkWhileIdle
@@ -20,7 +21,7 @@ internal class WorkerParking(private val worker: Worker) {
      * failed ([look]). Allocated once.
      */
     private val hasOwnWork: () -> Boolean = {
-        look(IdleControl.OWN_WORK_STEP) {
+        look(FaultStep.OWN_WORK) {
             worker.keyedQueue?.hasWork() == true || worker.timers?.let { heap ->
                 heap.takeOffers()
                 heap.isDue(System.nanoTime())
@@ -108,7 +109,7 @@ internal class WorkerParking(private val worker: Worker) {
             return null
         }
         releaseTaken() // its queues are empty; only it writes their slots
-        val awake = if (pool.isShutdown() && look(IdleControl.QUIESCE_STEP) { pool.tryQuiesce(); false }) { // it may be the last worker to go idle
+        val awake = if (pool.isShutdown() && look(FaultStep.QUIESCE) { pool.tryQuiesce(); false }) { // it may be the last worker to go idle
             pool.idle.wakeSelf(worker.idleNode)
             true
         } else {
@@ -146,9 +147,9 @@ internal class WorkerParking(private val worker: Worker) {
         pool.idle.pushIdle(node)
         // Re-scan after the fenced push (see IdleControl): any work published before a
         // producer read ctl without seeing this worker idle is visible here.
-        if (look(IdleControl.RESCAN_STEP) { pool.hasVisibleWork() } || hasOwnWork() ||
+        if (look(FaultStep.RESCAN) { pool.hasVisibleWork() } || hasOwnWork() ||
             // after close(): the last worker to go idle ends the pool
-            pool.isShutdown() && look(IdleControl.QUIESCE_STEP) { pool.tryQuiesce(); false }
+            pool.isShutdown() && look(FaultStep.QUIESCE) { pool.tryQuiesce(); false }
         ) {
             pool.idle.wakeSelf(node)
             return true
