@@ -63,14 +63,15 @@ import kotlin.time.toKotlinDuration
  *   process may use (worker i to the i-th), through `net.openhft:affinity`, which must then be on
  *   the class path; default false. Where the OS or container does not allow it, the pool runs
  *   unpinned and [StealingStats.pinning] says why. Extra threads are never pinned.
- * @property starvationInterval how often the pool checks for workers stuck in a task while
- *   work waits (default 100 ms); one found stuck in a waiting state is compensated for by
- *   another thread, one that stays RUNNABLE only after 10 intervals. Zero, or a duration too
+ * @property starvationInterval how soon the pool notices a worker stuck in a task while work
+ *   waits (default 100 ms; it looks twice per interval): one found stuck in a waiting state
+ *   within one interval of the start of its wait is compensated for by another thread, one
+ *   that stays RUNNABLE only after 10 intervals. Zero, or a duration too
  *   long to matter (over 70 years, or `Duration.INFINITE`), turns detection off (marked
  *   blocking still compensates). Otherwise it must be at least 10 ms, for two reasons. Each
  *   look wakes the monitor thread, which costs 25-50 us of CPU, the wake-up far more than the
- *   look at the workers (measured on a busy 2-vCPU VM: 2.5% of a core at 1 ms, 0.5% at 10 ms,
- *   0.05% at 100 ms). And a worker in a CPU-only task is taken for blocked after 10 intervals:
+ *   look at the workers (measured on a busy 2-vCPU VM: about 1% of a core at 10 ms and 0.2% at
+ *   100 ms). And a worker in a CPU-only task is taken for blocked after 10 intervals:
  *   at 1 ms, 40 tasks of 30 ms on 2 workers had 5 extra threads started beside them; at 10 ms
  *   only a task of over 100 ms can be taken for blocked.
  */

@@ -10,19 +10,25 @@ import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.locks.LockSupport
 
 /**
- * Starvation detection without any marking: the pool's "gate" thread. Every
- * [StealingOptions.starvationInterval] it looks at each worker that is inside a task; one that
- * has not started a task since the previous look while work is waiting somewhere in the pool is
- * presumed blocked ([IdleControl.presumeBlocked]): it stops counting as active, so an idle
- * worker is woken or an extra thread is started in its place. The presumption ends when that
- * task ends.
+ * Starvation detection without any marking: the pool's "gate" thread. It looks at each worker
+ * that is inside a task [LOOKS_PER_INTERVAL] times every [StealingOptions.starvationInterval];
+ * one that has not started a task since the previous look while work is waiting somewhere in
+ * the pool is presumed blocked ([IdleControl.presumeBlocked]): it stops counting as active, so
+ * an idle worker is woken or an extra thread is started in its place. The presumption ends
+ * when that task ends.
  *
  * Telling a blocked task from a long computation: a worker whose thread is BLOCKED, WAITING or
- * TIMED_WAITING is presumed blocked once it has started no task for [WAITING_STALL_TICKS]
- * consecutive looks (one to two intervals; one look alone could catch a worker just woken and
- * not yet scheduled); one that stays RUNNABLE (a long computation, or blocking in native I/O,
- * which the JVM also reports as RUNNABLE) only after [RUNNABLE_STALL_TICKS] looks. Injections are paced: at most one per interval; marking
- * the blocking code with `blocking { }` compensates at once instead.
+ * TIMED_WAITING is presumed blocked at the first look that finds it still in the task it was
+ * in at the look before ([WAITING_STALL_LOOKS]): so blocking that is not marked is noticed
+ * within one interval of its start, while work waits (a task that blocks at once is found at
+ * the second look after its start, at most two looks later; one that blocks later, at the next
+ * look). Not at a single look: that could catch a worker just woken and not yet scheduled,
+ * whose thread still shows the wait it is leaving. Looking twice per interval costs the monitor
+ * twice the wake-ups of one look per interval, about 0.1% of a core at the default 100 ms
+ * (docs/options.md). A worker that stays RUNNABLE (a long computation, or blocking in native
+ * I/O, which the JVM also reports as RUNNABLE) is presumed blocked only after
+ * [RUNNABLE_STALL_LOOKS] looks, ten intervals. Injections are paced: at most one per interval;
+ * marking the blocking code with `blocking { }` compensates at once instead.
  *
  * Timers: a worker's due timers wait for it to finish its task unless another worker takes
  * them. When a worker whose earliest timer is due is blocked (a blocking region, or presumed),
@@ -39,7 +45,7 @@ import java.util.concurrent.locks.LockSupport
  * - A look that finds work waiting while no worker counts as active wakes or starts a worker
  *   ([IdleControl.signalWork]).
  * - It does not trust the counts either: when work has waited through [BACKSTOP_STALLED_LOOKS]
- *   looks in a row with no task started on any worker in between, and fewer than `parallelism`
+ *   looks in a row (two intervals) with no task started on any worker in between, and fewer than `parallelism`
  *   workers inside a task and not blocked, it wakes or starts a worker whatever ctl says
  *   ([IdleControl.wakeOrStartRegardless]); a worker not inside a task whose keyed queue holds
  *   work and that started nothing since the last look is unparked (it wakes itself for it).
@@ -139,9 +145,9 @@ internal class StarvationMonitor(
         LockSupport.parkNanos(this, intervalNanos) // no hot loop if the error repeats
     }
 
-    /** Looks at the workers every interval, or sleeps while nothing is active, until the pool stops. */
+    /** Looks at the workers [LOOKS_PER_INTERVAL] times per interval, or sleeps while nothing is active, until the pool stops. */
     private fun watchUntilStopping() {
-        var nextLook = System.nanoTime() + intervalNanos
+        var nextLook = System.nanoTime() + lookNanos
         while (!pool.isStopping()) {
             val untilLook = nextLook - System.nanoTime()
             LockSupport.parkNanos(this, minOf(untilLook, maxOf(nanosToBlockedWorkersTimer(), MIN_TIMER_WAIT_NANOS)))
@@ -160,7 +166,7 @@ internal class StarvationMonitor(
                 sleeping = false
                 interrupted()
             }
-            nextLook = System.nanoTime() + intervalNanos
+            nextLook = System.nanoTime() + lookNanos
         }
     }
 
@@ -177,7 +183,8 @@ internal class StarvationMonitor(
         val workWaiting = pool.hasVisibleWork()
         var anyStarted = false // a task started on some worker since the previous look
         var running = 0 // workers inside a task and not blocked
-        var injected = false
+        // At most one presumption per interval: a look after one within the same interval injects none.
+        var injected = looksSinceInjection < LOOKS_PER_INTERVAL
         var timersHeld = false
         var timersOverdue = false
         val now = System.nanoTime()
@@ -203,19 +210,21 @@ internal class StarvationMonitor(
             if (w.inTask && w.idleNode.blockState == BlockState.NOT_BLOCKED) running++
             if (!w.inTask || executed != watch.lastExecuted) {
                 watch.lastExecuted = executed
-                watch.stalledTicks = 0
+                watch.looksWithoutStart = 0
                 return@forEach
             }
-            watch.stalledTicks++
+            watch.looksWithoutStart++
             if (injected || !workWaiting || w.idleNode.blockState != BlockState.NOT_BLOCKED) return@forEach
             val state = w.state
             val waiting = state == State.BLOCKED || state == State.WAITING || state == State.TIMED_WAITING
-            val stalled = watch.stalledTicks >= if (waiting) WAITING_STALL_TICKS else RUNNABLE_STALL_TICKS
+            val stalled = watch.looksWithoutStart >= if (waiting) WAITING_STALL_LOOKS else RUNNABLE_STALL_LOOKS
             if (stalled && pool.idle.presumeBlocked(w.idleNode)) {
                 presumedCount++
                 injected = true
+                looksSinceInjection = 0
             }
         }
+        if (looksSinceInjection < LOOKS_PER_INTERVAL) looksSinceInjection++
         if (timersOverdue) pool.idle.signalWork() // a woken searcher takes them (WorkerTimers.takeOthersDueTimers)
         // Backstop: work waits and no worker counts as active. By the parking proof this does
         // not happen (docs/parking.md); if a re-scan ever missed work, wake or start a worker now.
@@ -240,6 +249,12 @@ internal class StarvationMonitor(
     /** Looks in a row that found work waiting, no task started and capacity unused. This thread only. */
     private var stalledLooks = 0
 
+    /** Looks since the last presumption, up to [LOOKS_PER_INTERVAL] (which allows the next one). This thread only. */
+    private var looksSinceInjection = LOOKS_PER_INTERVAL
+
+    /** Time between two looks: the interval over [LOOKS_PER_INTERVAL]. */
+    private val lookNanos = intervalNanos / LOOKS_PER_INTERVAL
+
     /** Wake-ups of the backstop by progress ([IdleControl.wakeOrStartRegardless]); this thread writes, tests read. */
     @Volatile var backstopWakeUps = 0L
         private set
@@ -250,7 +265,7 @@ internal class StarvationMonitor(
      */
     private class Watch(val worker: Worker) {
         var lastExecuted = -1L
-        var stalledTicks = 0
+        var looksWithoutStart = 0
         var lastTopLevel = -1L
     }
 
@@ -285,21 +300,30 @@ internal class StarvationMonitor(
     }
 
     private companion object {
-        /** Looks a waiting worker must go without starting a task before it is presumed blocked. */
-        const val WAITING_STALL_TICKS = 2
+        /**
+         * Looks per `starvationInterval`: two, so that blocking is noticed within one interval of
+         * its start (see the class documentation) at twice the monitor's wake-ups.
+         */
+        const val LOOKS_PER_INTERVAL = 2
 
-        /** Intervals a RUNNABLE worker may go without starting a task before it is presumed blocked. */
-        const val RUNNABLE_STALL_TICKS = 10
+        /**
+         * Looks after the first one that saw a waiting worker in its task, with no task started
+         * in between, before it is presumed blocked: one, so two looks in all.
+         */
+        const val WAITING_STALL_LOOKS = 1
+
+        /** Looks a RUNNABLE worker may go without starting a task before it is presumed blocked: ten intervals. */
+        const val RUNNABLE_STALL_LOOKS = 10 * LOOKS_PER_INTERVAL
 
         /** Shortest wait between two looks when a blocked worker's timer is due (or overdue). */
         const val MIN_TIMER_WAIT_NANOS = 1_000_000L
 
         /**
          * Looks in a row with work waiting, no task started and capacity unused before the
-         * backstop wakes a worker regardless of ctl: two, so a worker that was woken and is
-         * waiting for a core on a busy machine gets a whole interval first.
+         * backstop wakes a worker regardless of ctl: two intervals' worth, so a worker that was
+         * woken and is waiting for a core on a busy machine gets more than a whole interval first.
          */
-        const val BACKSTOP_STALLED_LOOKS = 2
+        const val BACKSTOP_STALLED_LOOKS = 2 * LOOKS_PER_INTERVAL
 
         /** Longest sleep of the monitor while the pool is idle: a signal an Error cut short is found this late. */
         const val IDLE_LOOK_NANOS = 1_000_000_000L
