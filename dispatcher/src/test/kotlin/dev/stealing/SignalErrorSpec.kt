@@ -80,6 +80,39 @@ class SignalErrorSpec : FunSpec({
         }
     }
 
+    test("a wake-up cut short just after shutdownNow() woke everyone: the monitor finishes it, and the pool terminates") {
+        // The popper's catch runs after stop()'s wakeAll(), which therefore found nothing left to
+        // finish; only the monitor, which goes on finishing left pops until termination
+        // (StarvationMonitor.finishWakeUpsUntilTerminated), can. Without it the popped worker
+        // sleeps IDLE and unlinked, and the pool never terminates.
+        val d = parkedPool("stop-then-cut", interval = Duration.ofMillis(50))
+        val inClaim = CountDownLatch(1)
+        val stopped = CountDownLatch(1)
+        try {
+            val popper = Thread.currentThread()
+            d.pool.idle.faultHook = java.util.function.IntConsumer { step ->
+                if (step == PendingPop.CLAIM && Thread.currentThread() === popper) {
+                    d.pool.idle.faultHook = null
+                    inClaim.countDown()
+                    stopped.await(10, TimeUnit.SECONDS) // the node is popped, its claim not yet made
+                    throw InjectedError()
+                }
+            }
+            val stopper = Thread {
+                inClaim.await(10, TimeUnit.SECONDS)
+                d.executor.shutdownNow()
+                stopped.countDown()
+            }.apply { start() }
+            shouldThrow<InjectedError> { d.executor.execute { } }
+            stopper.join(10_000)
+            withClue("shutdownNow() returned while the popper was inside its claim") { stopped.count shouldBe 0L }
+            withClue(describeCtl(d.pool.idle.ctl())) { d.executor.awaitTermination(10, TimeUnit.SECONDS) shouldBe true }
+        } finally {
+            stopped.countDown()
+            stopWithoutHook(d)
+        }
+    }
+
     test("the undo of a stale pop cut short: the completer undoes it, and the counts come right") {
         // Idle control alone: a stale node (woken in place, still linked) is popped, and the
         // Error comes between the failed claim and the undo of the pop's count.
