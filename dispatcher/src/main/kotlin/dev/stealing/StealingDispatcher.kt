@@ -6,8 +6,7 @@ import dev.stealing.internal.pool.AffinityDispatcher
 import dev.stealing.internal.pool.WorkStealingPool
 import dev.stealing.internal.pool.label
 import dev.stealing.internal.pool.rejectContinuation
-import dev.stealing.internal.worker.Worker
-import dev.stealing.internal.worker.runBlockingRegion
+import dev.stealing.internal.worker.runManagedBlocker
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Delay
@@ -19,6 +18,7 @@ import java.util.concurrent.Callable
 import java.util.concurrent.Executor
 import java.util.concurrent.ForkJoinPool
 import java.util.concurrent.RejectedExecutionException
+import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
 
 /**
@@ -201,8 +201,7 @@ public class StealingDispatcher private constructor(
      */
     override fun close() {
         if (isShared) throw UnsupportedOperationException("The shared StealingDispatcher cannot be closed")
-        pool.shutdown()
-        if (pool.currentWorker() == null) pool.joinAll()
+        pool.close()
     }
 
     /**
@@ -303,14 +302,20 @@ public class StealingDispatcher private constructor(
          */
         @JvmStatic
         @Throws(InterruptedException::class)
-        public fun managedBlock(blocker: ForkJoinPool.ManagedBlocker) {
-            if (Thread.currentThread() !is Worker) return ForkJoinPool.managedBlock(blocker)
-            if (blocker.isReleasable) return
-            runBlockingRegion {
-                while (!blocker.isReleasable && !blocker.block()) { /* until released */ }
-            }
-        }
+        public fun managedBlock(blocker: ForkJoinPool.ManagedBlocker): Unit = runManagedBlocker(blocker)
 
         override fun toString(): String = "StealingDispatcher.Default"
     }
+}
+
+/**
+ * The pool that the dispatcher of [context] runs on, if it is a [StealingDispatcher] itself (or
+ * the shared one, [StealingDispatcher.Default]), not a view of one: what `forkJoin` and the
+ * loops hand the engine, which does not know the API's dispatcher.
+ */
+@JvmSynthetic
+internal fun poolOf(context: CoroutineContext): WorkStealingPool? = when (val i = context[ContinuationInterceptor]) {
+    is StealingDispatcher -> i.pool
+    StealingDispatcher -> StealingDispatcher.shared.pool
+    else -> null
 }
