@@ -3,6 +3,7 @@
 package dev.stealing
 
 import dev.stealing.internal.pool.AffinityDispatcher
+import dev.stealing.internal.pool.PoolExecutor
 import dev.stealing.internal.pool.WorkStealingPool
 import dev.stealing.internal.pool.label
 import dev.stealing.internal.pool.rejectContinuation
@@ -76,7 +77,11 @@ public class StealingDispatcher private constructor(
         options: StealingOptions = StealingOptions.DEFAULT,
     ) : this(WorkStealingPool(parallelism, name, options.toPoolConfig()), isShared = false)
 
-    private val executorService = PoolExecutorService(pool, closeable = !isShared)
+    /** The engine of [executor]; it makes its tasks as [ForkedTask]s. */
+    @Suppress("UNCHECKED_CAST")
+    private val poolExecutor = PoolExecutor(pool, closeable = !isShared) { c -> ForkedTask(c as Callable<Any?>) }
+
+    private val executorService = executorServiceOf(poolExecutor)
 
     /**
      * This pool as an [java.util.concurrent.ExecutorService] whose `submit` and `invokeAll`
@@ -132,7 +137,7 @@ public class StealingDispatcher private constructor(
      * @param task the task to call; its result completes the returned [ForkedTask].
      * @throws RejectedExecutionException if the pool is shut down.
      */
-    public fun <T> fork(task: Callable<T>): ForkedTask<T> = executorService.fork(task)
+    public fun <T> fork(task: Callable<T>): ForkedTask<T> = ForkedTask(poolExecutor.captured(task)).also { poolExecutor.fork(it) }
 
     /**
      * A dispatcher for work keyed by [key]: every task dispatched through it runs on one and the
