@@ -1,7 +1,6 @@
 package dev.stealing
 
-import dev.stealing.internal.join.CoroutineOfJob
-import dev.stealing.internal.worker.Worker
+import dev.stealing.internal.join.runQueuedCoroutine
 import kotlinx.coroutines.Deferred
 
 /**
@@ -18,15 +17,6 @@ import kotlinx.coroutines.Deferred
  * to observe its cancellation, as the dispatcher would.
  */
 public suspend fun <T> Deferred<T>.awaitInline(): T {
-    if (!isCompleted) {
-        val w = Thread.currentThread() as? Worker
-        if (w != null && w.canNest()) {
-            val task = w.removeLocal(this, CoroutineOfJob)
-            if (task != null) {
-                w.counters.countInlined()
-                w.runNested(task)
-            }
-        }
-    }
+    if (!isCompleted) runQueuedCoroutine(this)
     return await()
 }

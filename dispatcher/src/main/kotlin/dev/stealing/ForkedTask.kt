@@ -1,6 +1,9 @@
 package dev.stealing
 
 import dev.stealing.internal.join.JoinableTask
+import dev.stealing.internal.pool.captured
+import dev.stealing.internal.pool.forkOrReject
+import dev.stealing.internal.pool.poolOfCallingWorker
 import java.util.concurrent.Callable
 import java.util.concurrent.CancellationException
 import java.util.concurrent.CompletionException
@@ -126,6 +129,9 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Joinabl
          * @throws RejectedExecutionException if the worker's pool is stopping (`shutdownNow`).
          */
         @JvmStatic
-        public fun <T> fork(task: Callable<T>): ForkedTask<T> = forkOnCurrentWorker(task)
+        public fun <T> fork(task: Callable<T>): ForkedTask<T> {
+            val pool = poolOfCallingWorker()
+            return ForkedTask(pool.captured(task)).also { pool.forkOrReject(it) }
+        }
     }
 }

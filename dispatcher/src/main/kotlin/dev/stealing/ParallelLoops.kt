@@ -1,34 +1,23 @@
 @file:JvmName("ParallelLoops")
-@file:OptIn(InternalCoroutinesApi::class) // Job.invokeOnCompletion(onCancelling = true): stops a loop when its caller is cancelled
 
 package dev.stealing
 
-import dev.stealing.internal.loops.CancellableLoop
 import dev.stealing.internal.loops.DoubleMergeSort
 import dev.stealing.internal.loops.IntMergeSort
 import dev.stealing.internal.loops.LongMergeSort
 import dev.stealing.internal.loops.ObjectMergeSort
+import dev.stealing.internal.loops.ParallelMergeSort
 import dev.stealing.internal.loops.RangeLoop
-import dev.stealing.internal.worker.Worker
-import dev.stealing.internal.worker.WorkerHost
-import kotlinx.coroutines.InternalCoroutinesApi
-import kotlinx.coroutines.Job
-import kotlinx.coroutines.ensureActive
-import kotlinx.coroutines.withContext
-import kotlinx.coroutines.yield
-import kotlin.coroutines.ContinuationInterceptor
-import kotlin.coroutines.CoroutineContext
-import kotlin.coroutines.coroutineContext
+import dev.stealing.internal.loops.foldLoop
+import dev.stealing.internal.loops.forEachLoop
+import dev.stealing.internal.loops.mapLoop
+import dev.stealing.internal.loops.runSuspendRangeLoop
+import dev.stealing.internal.loops.runSuspendSort
 
-// Where every loop and sort below runs (the "Where it runs" paragraph of each KDoc):
-// - the caller's dispatcher is a StealingDispatcher (or StealingDispatcher itself, the shared
-//   pool) and the caller runs on one of its workers: the loop runs right there, on the caller's
-//   thread, and its pieces are split onto that worker's deque for the pool's other workers;
-// - the caller runs on a worker of a pool but its dispatcher is not the pool itself (an
-//   affinity dispatcher, a fair queue, a limitedParallelism view, runBlocking on a worker): the
-//   whole loop runs in the caller, sequentially, so the view's confinement or limit holds;
-// - anywhere else: the loop runs on the caller's StealingDispatcher if it has one, otherwise on
-//   the shared pool, and the caller suspends until it ends.
+// Where every loop and sort below runs is the "Where it runs" paragraph of parallelForEach's
+// KDoc; the engine decides it (internal/loops/SuspendLoops.kt), told by poolOf which pool the
+// caller's dispatcher is and given the shared pool, StealingDispatcher.Default, for callers
+// that have none.
 
 /**
  * Runs [action] for every index of this range, in parallel on a [StealingDispatcher], and returns
@@ -70,21 +59,7 @@ import kotlin.coroutines.coroutineContext
  */
 public suspend inline fun IntRange.parallelForEach(crossinline action: (Int) -> Unit) {
     if (isEmpty()) return
-    runRangeLoop(
-        first, last,
-        object : RangeLoop() {
-            override fun runBlock(acc: Any?, from: Int, count: Int): Any? {
-                val end = from + count
-                for (i in from until end) action(i)
-                return null
-            }
-
-            override fun runLastIndex(acc: Any?): Any? {
-                action(Int.MAX_VALUE)
-                return null
-            }
-        },
-    )
+    runRangeLoop(first, last, forEachLoop(action))
 }
 
 /**
@@ -98,16 +73,7 @@ public suspend inline fun <T, R> List<T>.parallelMap(crossinline transform: (T) 
     if (isEmpty()) return emptyList()
     val items: List<T> = if (this is RandomAccess) this else ArrayList(this)
     val out = arrayOfNulls<Any?>(items.size)
-    runRangeLoop(
-        0, items.size - 1,
-        object : RangeLoop() {
-            override fun runBlock(acc: Any?, from: Int, count: Int): Any? {
-                val end = from + count
-                for (i in from until end) out[i] = transform(items[i])
-                return null
-            }
-        },
-    )
+    runRangeLoop(0, items.size - 1, mapLoop(items, out, transform))
     @Suppress("UNCHECKED_CAST")
     return out.asList() as List<R>
 }
@@ -134,58 +100,8 @@ public suspend inline fun <reified R> IntRange.parallelFold(
     crossinline combine: (R, R) -> R,
 ): R {
     if (isEmpty()) return initial()
-    val result = runRangeLoop(
-        first, last,
-        object : RangeLoop() {
-            override fun newAccumulator(): Any? = initial()
-
-            // R is reified so that an accumulator of Long, Int or Double stays a primitive across
-            // a block: a loop-carried boxed value costs an allocation per index, which the JIT
-            // cannot remove (the sum of squares ran 7 x slower than a plain loop that way).
-            private val primitive = when {
-                null is R -> 0
-                R::class == Long::class -> 1
-                R::class == Int::class -> 2
-                R::class == Double::class -> 3
-                else -> 0
-            }
-
-            // The loops run `i` from `from` until `end` (not `from + k` for k below `count`): the
-            // JIT compiles that form 10-20% faster (docs/loops.md, "The block loop").
-            @Suppress("UNCHECKED_CAST")
-            override fun runBlock(acc: Any?, from: Int, count: Int): Any? {
-                val end = from + count
-                when (primitive) {
-                    1 -> {
-                        var r = acc as Long
-                        for (i in from until end) r = operation(r as R, i) as Long
-                        return r
-                    }
-                    2 -> {
-                        var r = acc as Int
-                        for (i in from until end) r = operation(r as R, i) as Int
-                        return r
-                    }
-                    3 -> {
-                        var r = acc as Double
-                        for (i in from until end) r = operation(r as R, i) as Double
-                        return r
-                    }
-                }
-                var r = acc as R
-                for (i in from until end) r = operation(r, i)
-                return r
-            }
-
-            @Suppress("UNCHECKED_CAST")
-            override fun runLastIndex(acc: Any?): Any? = operation(acc as R, Int.MAX_VALUE)
-
-            @Suppress("UNCHECKED_CAST")
-            override fun combine(left: Any?, right: Any?): Any? = combine(left as R, right as R)
-        },
-    )
     @Suppress("UNCHECKED_CAST")
-    return result as R
+    return runRangeLoop(first, last, foldLoop(initial, operation, combine)) as R
 }
 
 /**
@@ -200,15 +116,13 @@ public suspend inline fun <reified R> IntRange.parallelFold(
  */
 public suspend fun IntArray.parallelSort() {
     if (size < 2) return
-    val sort = IntMergeSort(this)
-    runLoop(sort) { pool -> sort.sortAll(pool) }
+    sortOnPool(IntMergeSort(this))
 }
 
 /** Sorts this array in ascending order, in parallel on a [StealingDispatcher]; see [IntArray.parallelSort]. */
 public suspend fun LongArray.parallelSort() {
     if (size < 2) return
-    val sort = LongMergeSort(this)
-    runLoop(sort) { pool -> sort.sortAll(pool) }
+    sortOnPool(LongMergeSort(this))
 }
 
 /**
@@ -218,8 +132,7 @@ public suspend fun LongArray.parallelSort() {
  */
 public suspend fun DoubleArray.parallelSort() {
     if (size < 2) return
-    val sort = DoubleMergeSort(this)
-    runLoop(sort) { pool -> sort.sortAll(pool) }
+    sortOnPool(DoubleMergeSort(this))
 }
 
 /**
@@ -234,48 +147,13 @@ public suspend fun DoubleArray.parallelSort() {
  */
 public suspend fun <T> Array<T>.parallelSortWith(comparator: Comparator<in T>) {
     if (size < 2) return
-    val sort = ObjectMergeSort(this, comparator)
-    runLoop(sort) { pool -> sort.sortAll(pool) }
+    sortOnPool(ObjectMergeSort(this, comparator))
 }
 
-/** Runs [loop] over `first..last` (see [runLoop]); its accumulator. For the inline loops above. */
+/** Runs [loop] over `first..last` where the caller is (see the comment at the top); its accumulator. For the inline loops above. */
 @PublishedApi
 internal suspend fun runRangeLoop(first: Int, last: Int, loop: RangeLoop): Any? =
-    runLoop(loop) { pool -> loop.runAll(pool, first.toLong(), last.toLong() + 1) }
+    runSuspendRangeLoop(::poolOf, StealingDispatcher, first, last, loop)
 
-/**
- * Runs [loop] where the comment at the top of this file says: [run] runs it on this thread,
- * given the pool whose workers may split it (null: sequentially, in the caller). The caller's
- * cancellation cancels it; a cancelled caller gets its `CancellationException`.
- */
-private suspend fun <T> runLoop(loop: CancellableLoop, run: (WorkerHost?) -> T): T {
-    val context = coroutineContext
-    context.ensureActive()
-    val target = stealingDispatcherOf(context)
-    val here = Thread.currentThread() as? Worker
-    when {
-        target != null && here != null && here.pool === target.pool -> Unit // on the pool: run here
-        target == null && here != null -> Unit // a view of a pool, on its worker: sequentially here
-        target != null -> { // a coroutine of the pool running off it (started undispatched): move onto it
-            yield()
-            return runLoop(loop, run)
-        }
-        else -> return withContext(StealingDispatcher.shared) { runLoop(loop, run) }
-    }
-    val handle = context[Job]?.invokeOnCompletion(onCancelling = true) { loop.cancel() }
-    val result = try {
-        run(target?.pool)
-    } finally {
-        handle?.dispose()
-    }
-    context.ensureActive()
-    return result
-}
-
-/** The [StealingDispatcher] the caller's dispatcher is, if it is one (not a view of one). */
-private fun stealingDispatcherOf(context: CoroutineContext): StealingDispatcher? =
-    when (val i = context[ContinuationInterceptor]) {
-        is StealingDispatcher -> i
-        StealingDispatcher -> StealingDispatcher.shared
-        else -> null
-    }
+/** Runs [sort] where the caller is (see the comment at the top). */
+private suspend fun sortOnPool(sort: ParallelMergeSort): Unit = runSuspendSort(::poolOf, StealingDispatcher, sort)

@@ -3,11 +3,11 @@
 package dev.stealing
 
 import dev.stealing.internal.pool.AffinityDispatcher
+import dev.stealing.internal.pool.PoolExecutor
 import dev.stealing.internal.pool.WorkStealingPool
 import dev.stealing.internal.pool.label
 import dev.stealing.internal.pool.rejectContinuation
-import dev.stealing.internal.worker.Worker
-import dev.stealing.internal.worker.runBlockingRegion
+import dev.stealing.internal.worker.runManagedBlocker
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Delay
@@ -19,6 +19,7 @@ import java.util.concurrent.Callable
 import java.util.concurrent.Executor
 import java.util.concurrent.ForkJoinPool
 import java.util.concurrent.RejectedExecutionException
+import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
 
 /**
@@ -76,7 +77,11 @@ public class StealingDispatcher private constructor(
         options: StealingOptions = StealingOptions.DEFAULT,
     ) : this(WorkStealingPool(parallelism, name, options.toPoolConfig()), isShared = false)
 
-    private val executorService = PoolExecutorService(pool, closeable = !isShared)
+    /** The engine of [executor]; it makes its tasks as [ForkedTask]s. */
+    @Suppress("UNCHECKED_CAST")
+    private val poolExecutor = PoolExecutor(pool, closeable = !isShared) { c -> ForkedTask(c as Callable<Any?>) }
+
+    private val executorService = executorServiceOf(poolExecutor)
 
     /**
      * This pool as an [java.util.concurrent.ExecutorService] whose `submit` and `invokeAll`
@@ -132,7 +137,7 @@ public class StealingDispatcher private constructor(
      * @param task the task to call; its result completes the returned [ForkedTask].
      * @throws RejectedExecutionException if the pool is shut down.
      */
-    public fun <T> fork(task: Callable<T>): ForkedTask<T> = executorService.fork(task)
+    public fun <T> fork(task: Callable<T>): ForkedTask<T> = ForkedTask(poolExecutor.captured(task)).also { poolExecutor.fork(it) }
 
     /**
      * A dispatcher for work keyed by [key]: every task dispatched through it runs on one and the
@@ -201,8 +206,7 @@ public class StealingDispatcher private constructor(
      */
     override fun close() {
         if (isShared) throw UnsupportedOperationException("The shared StealingDispatcher cannot be closed")
-        pool.shutdown()
-        if (pool.currentWorker() == null) pool.joinAll()
+        pool.close()
     }
 
     /**
@@ -303,14 +307,20 @@ public class StealingDispatcher private constructor(
          */
         @JvmStatic
         @Throws(InterruptedException::class)
-        public fun managedBlock(blocker: ForkJoinPool.ManagedBlocker) {
-            if (Thread.currentThread() !is Worker) return ForkJoinPool.managedBlock(blocker)
-            if (blocker.isReleasable) return
-            runBlockingRegion {
-                while (!blocker.isReleasable && !blocker.block()) { /* until released */ }
-            }
-        }
+        public fun managedBlock(blocker: ForkJoinPool.ManagedBlocker): Unit = runManagedBlocker(blocker)
 
         override fun toString(): String = "StealingDispatcher.Default"
     }
+}
+
+/**
+ * The pool that the dispatcher of [context] runs on, if it is a [StealingDispatcher] itself (or
+ * the shared one, [StealingDispatcher.Default]), not a view of one: what `forkJoin` and the
+ * loops hand the engine, which does not know the API's dispatcher.
+ */
+@JvmSynthetic
+internal fun poolOf(context: CoroutineContext): WorkStealingPool? = when (val i = context[ContinuationInterceptor]) {
+    is StealingDispatcher -> i.pool
+    StealingDispatcher -> StealingDispatcher.shared.pool
+    else -> null
 }

@@ -1,5 +1,6 @@
 package dev.stealing
 
+import dev.stealing.internal.pool.PoolExecutor
 import java.util.concurrent.Callable
 import java.util.concurrent.ExecutorService
 import java.util.concurrent.Executors
@@ -55,33 +56,35 @@ import java.util.concurrent.TimeUnit
  *
  * Only this library implements this interface.
  */
+@Suppress("UNCHECKED_CAST")
 public sealed interface StealingExecutorService : ScheduledExecutorService, AutoCloseable {
     // Every method that takes an argument is implemented here, so that Kotlin's null check of
-    // that argument, which runs first, names this public interface, not the implementation.
+    // that argument, which runs first, names this public interface, not the implementation;
+    // each delegates to the engine's PoolExecutor, which makes the tasks as ForkedTasks.
 
-    /** The one implementation (the interface is sealed). */
-    private val impl: PoolExecutorService get() = this as PoolExecutorService
+    /** The engine behind the one implementation (the interface is sealed). */
+    private val engine: PoolExecutor get() = (this as PoolExecutorFace).engine
 
     /**
      * Queues [command] itself (no wrapper, no allocation).
      *
      * @param command the task to run.
      */
-    override fun execute(command: Runnable): Unit = impl.executeTask(command)
+    override fun execute(command: Runnable): Unit = engine.execute(command)
 
     /**
      * Queues [task]; its [ForkedTask] is interrupted by `cancel(true)` while it runs.
      *
      * @param task the task to call; its result completes the returned [ForkedTask].
      */
-    override fun <T> submit(task: Callable<T>): ForkedTask<T> = impl.submitTask(task)
+    override fun <T> submit(task: Callable<T>): ForkedTask<T> = engine.submit(task) as ForkedTask<T>
 
     /**
      * Queues [task]; its [ForkedTask] completes with null and is interrupted by `cancel(true)` while it runs.
      *
      * @param task the task to run.
      */
-    override fun submit(task: Runnable): ForkedTask<*> = impl.submitTask(task, null)
+    override fun submit(task: Runnable): ForkedTask<*> = engine.submit(task, null) as ForkedTask<*>
 
     /**
      * Queues [task]; its [ForkedTask] completes with [result] and is interrupted by `cancel(true)` while it runs.
@@ -89,7 +92,7 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @param task the task to run.
      * @param result the value the returned [ForkedTask] completes with once [task] has run.
      */
-    override fun <T> submit(task: Runnable, result: T): ForkedTask<T> = impl.submitTask(task, result)
+    override fun <T> submit(task: Runnable, result: T): ForkedTask<T> = engine.submit(task, result) as ForkedTask<T>
 
     /**
      * Runs [tasks] and waits until all are done; returns their [ForkedTask]s in the order of
@@ -97,7 +100,7 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      *
      * @param tasks the tasks to call.
      */
-    override fun <T> invokeAll(tasks: Collection<Callable<T>>): List<ForkedTask<T>> = impl.invokeAllTasks(tasks)
+    override fun <T> invokeAll(tasks: Collection<Callable<T>>): List<ForkedTask<T>> = engine.invokeAll(tasks) as List<ForkedTask<T>>
 
     /**
      * Runs [tasks] and waits until all are done or [timeout] passes, then cancels (with
@@ -109,14 +112,14 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @param unit the unit of [timeout].
      */
     override fun <T> invokeAll(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): List<ForkedTask<T>> =
-        impl.invokeAllTasks(tasks, timeout, unit)
+        engine.invokeAll(tasks, timeout, unit) as List<ForkedTask<T>>
 
     /**
      * Runs [tasks] until one completes normally and returns its result; cancels the others.
      *
      * @param tasks the tasks to call.
      */
-    override fun <T> invokeAny(tasks: Collection<Callable<T>>): T = impl.invokeAnyTask(tasks)
+    override fun <T> invokeAny(tasks: Collection<Callable<T>>): T = engine.invokeAny(tasks)
 
     /**
      * Runs [tasks] until one completes normally or [timeout] passes; returns that result and
@@ -127,7 +130,7 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @param unit the unit of [timeout].
      */
     override fun <T> invokeAny(tasks: Collection<Callable<T>>, timeout: Long, unit: TimeUnit): T =
-        impl.invokeAnyTask(tasks, timeout, unit)
+        engine.invokeAny(tasks, timeout, unit)
 
     /**
      * Runs [command] after [delay] (zero or negative: now) on a worker of the pool.
@@ -138,7 +141,7 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @throws RejectedExecutionException if the pool is shut down.
      */
     override fun schedule(command: Runnable, delay: Long, unit: TimeUnit): ScheduledFuture<*> =
-        impl.scheduleTask(Executors.callable(command, null), delay, 0L, unit)
+        engine.schedule(Executors.callable(command, null), delay, 0L, unit)
 
     /**
      * Calls [callable] after [delay] (zero or negative: now) on a worker of the pool; the
@@ -150,7 +153,7 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @throws RejectedExecutionException if the pool is shut down.
      */
     override fun <V> schedule(callable: Callable<V>, delay: Long, unit: TimeUnit): ScheduledFuture<V> =
-        impl.scheduleTask(callable, delay, 0L, unit)
+        engine.schedule(callable, delay, 0L, unit)
 
     /**
      * Runs [command] first after [initialDelay], then every [period] from that first start
@@ -165,7 +168,7 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @throws RejectedExecutionException if the pool is shut down.
      */
     override fun scheduleAtFixedRate(command: Runnable, initialDelay: Long, period: Long, unit: TimeUnit): ScheduledFuture<*> =
-        impl.schedulePeriodic(command, initialDelay, period, fixedRate = true, unit)
+        engine.schedulePeriodic(command, initialDelay, period, fixedRate = true, unit)
 
     /**
      * Runs [command] first after [initialDelay], then [delay] after the end of each run, until
@@ -179,7 +182,7 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @throws RejectedExecutionException if the pool is shut down.
      */
     override fun scheduleWithFixedDelay(command: Runnable, initialDelay: Long, delay: Long, unit: TimeUnit): ScheduledFuture<*> =
-        impl.schedulePeriodic(command, initialDelay, delay, fixedRate = false, unit)
+        engine.schedulePeriodic(command, initialDelay, delay, fixedRate = false, unit)
 
     /**
      * Waits until the pool has terminated or [timeout] passes; a zero or negative [timeout]
@@ -191,7 +194,7 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @throws IllegalStateException when called from a task of this pool, which would wait
      *   for itself.
      */
-    override fun awaitTermination(timeout: Long, unit: TimeUnit): Boolean = impl.awaitTerminationNanos(unit.toNanos(timeout))
+    override fun awaitTermination(timeout: Long, unit: TimeUnit): Boolean = engine.awaitTermination(unit.toNanos(timeout))
 
     /**
      * [shutdown], then waits until every accepted task has run and the pool's threads (workers
@@ -204,4 +207,28 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
      * @throws UnsupportedOperationException on the shared pool's executor.
      */
     override fun close()
+}
+
+/** The [StealingExecutorService] over [engine], the executor of one pool (its `StealingDispatcher.executor`). */
+internal fun executorServiceOf(engine: PoolExecutor): StealingExecutorService = PoolExecutorFace(engine)
+
+/**
+ * The one implementation of the sealed [StealingExecutorService]: the interface's own methods
+ * delegate to [engine]; these are the ones without an argument. Private (compiled
+ * package-private, so no user sees it): Kotlin keeps a sealed interface's implementations in its
+ * package, and this is all of it that must be there.
+ */
+private class PoolExecutorFace(@JvmField val engine: PoolExecutor) : StealingExecutorService {
+    override fun shutdown(): Unit = engine.shutdown()
+
+    override fun shutdownNow(): List<Runnable> = engine.shutdownNow()
+
+    override fun isShutdown(): Boolean = engine.isShutdown()
+
+    override fun isTerminated(): Boolean = engine.isTerminated()
+
+    // Declared, not inherited, so it is there on JDK 17 too and replaces the JDK 19+ default method.
+    override fun close(): Unit = engine.close()
+
+    override fun toString(): String = engine.toString()
 }

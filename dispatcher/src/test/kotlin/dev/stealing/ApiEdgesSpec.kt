@@ -117,7 +117,7 @@ class ApiEdgesSpec : FunSpec({
             messages shouldHaveSize 15
             for (m in messages) {
                 m shouldContain "StealingExecutorService."
-                m shouldNotContain "PoolExecutorService"
+                m shouldNotContain "PoolExecutor"
             }
         }
     }

@@ -20,8 +20,9 @@ import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
 import kotlin.coroutines.resume
 
 /**
- * The half of a [forkJoin] offered to thieves: a task on the caller's deque that either its
- * caller takes back or a worker claims. [state] decides who runs [block], exactly once:
+ * The half of a `forkJoin` ([suspendForkJoin]) offered to thieves: a task on the caller's deque
+ * that either its caller takes back or a worker claims. [state] decides who runs [block],
+ * exactly once:
  * - null: queued, nobody has claimed it;
  * - [TAKEN]: the caller claimed it by CAS (it could not pop it: its `left` resumed on another
  *   worker, or tasks were pushed above it); the entry left in the deque is dead;

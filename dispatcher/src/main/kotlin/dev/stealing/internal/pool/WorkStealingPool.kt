@@ -85,6 +85,16 @@ internal class WorkStealingPool(
     /** Waits for termination and for every thread of the pool to end ([PoolLifecycle.joinAll]). */
     fun joinAll() = lifecycle.joinAll()
 
+    /**
+     * `close()` of the dispatcher and of its executor: [shutdown], then [joinAll] unless called
+     * from a worker of this pool, which cannot wait for itself (the pool terminates once the
+     * calling task and the queued work end).
+     */
+    fun close() {
+        shutdown()
+        if (currentWorker() == null) joinAll()
+    }
+
     override fun tryQuiesce() = lifecycle.tryQuiesce()
 
     override fun workerExited(w: Worker, retiredIdle: Boolean) = threads.workerExited(w, retiredIdle)

@@ -24,6 +24,19 @@ internal fun <T> runBlockingRegion(block: () -> T): T {
     return block()
 }
 
+/**
+ * `StealingDispatcher.managedBlock`: [blocker] (`block()` until it or `isReleasable()` returns
+ * true) as a blocking region of the calling worker; on any other thread
+ * `ForkJoinPool.managedBlock(blocker)`.
+ */
+internal fun runManagedBlocker(blocker: ForkJoinPool.ManagedBlocker) {
+    if (Thread.currentThread() !is Worker) return ForkJoinPool.managedBlock(blocker)
+    if (blocker.isReleasable) return
+    runBlockingRegion {
+        while (!blocker.isReleasable && !blocker.block()) { /* until released */ }
+    }
+}
+
 /** Runs a block once as a `ForkJoinPool.ManagedBlocker`. */
 internal class CallingBlocker<T>(private val block: () -> T) : ForkJoinPool.ManagedBlocker {
     private var done = false
