@@ -1,5 +1,6 @@
 package dev.stealing.internal.queue
 
+import dev.stealing.internal.jvm.TestHooks
 import dev.stealing.internal.jvm.fieldHandle
 import java.lang.invoke.MethodHandles
 import java.lang.invoke.VarHandle
@@ -46,9 +47,14 @@ internal class MpmcTaskQueue(
 ) {
     /**
      * Tests only: runs between a producer's claim of a slot and its publication (to throw
-     * there). Plain: set before the producers start.
+     * there). Read only where [TestHooks.ENABLED], so elsewhere [offer] never loads it. Plain:
+     * set before the producers start.
      */
-    @JvmField internal var afterClaim: Runnable? = null
+    internal var afterClaim: Runnable? = null
+        set(value) {
+            TestHooks.requireEnabled()
+            field = value
+        }
 
     init {
         require(segmentCapacity >= 2 && segmentCapacity and (segmentCapacity - 1) == 0) {
@@ -66,7 +72,7 @@ internal class MpmcTaskQueue(
     fun offer(task: Runnable): Boolean {
         while (true) {
             val seg = tail
-            if (seg.offer(task, afterClaim)) return true
+            if (seg.offer(task, if (TestHooks.ENABLED) afterClaim else null)) return true
             // seg is closed (full, or the queue is closing): move on to the next segment.
             var next = seg.next
             if (next == null) {
