@@ -1,5 +1,10 @@
 package dev.stealing
 
+import dev.stealing.testsupport.eventually
+import dev.stealing.testsupport.runWithin
+import dev.stealing.testsupport.spin
+import dev.stealing.testsupport.statsOf
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeGreaterThan

@@ -8,6 +8,8 @@ import dev.stealing.internal.idle.ParkState
 import dev.stealing.internal.idle.PendingPop
 import dev.stealing.internal.idle.finishLeftPops
 import dev.stealing.internal.idle.parkWhileIdle
+import dev.stealing.testsupport.loadTolerant
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.assertions.throwables.shouldThrowAny
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

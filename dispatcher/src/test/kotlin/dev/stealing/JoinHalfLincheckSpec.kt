@@ -3,6 +3,8 @@ package dev.stealing
 import dev.stealing.internal.join.JoinHalf
 import dev.stealing.internal.jvm.StackHeadroom
 import dev.stealing.internal.queue.WorkDeque
+import dev.stealing.testsupport.loadTolerant
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.core.spec.style.FunSpec
 import org.jetbrains.lincheck.datastructures.IntGen
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions

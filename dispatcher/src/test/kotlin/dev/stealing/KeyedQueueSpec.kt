@@ -1,6 +1,9 @@
 package dev.stealing
 
 import dev.stealing.internal.queue.KeyedQueue
+import dev.stealing.testsupport.IdTask
+import dev.stealing.testsupport.loadTolerant
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import org.jetbrains.lincheck.datastructures.IntGen

@@ -8,6 +8,7 @@ import dev.stealing.internal.idle.presumeBlocked
 import dev.stealing.internal.pool.WorkStealingPool
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.runBlockingRegion
+import dev.stealing.testsupport.eventually
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

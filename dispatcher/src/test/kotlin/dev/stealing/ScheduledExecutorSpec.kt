@@ -3,6 +3,9 @@ package dev.stealing
 import dev.stealing.internal.idle.ParkState
 import dev.stealing.internal.timer.Timer
 import dev.stealing.internal.timer.TimerHeap
+import dev.stealing.testsupport.eventually
+import dev.stealing.testsupport.spin
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec

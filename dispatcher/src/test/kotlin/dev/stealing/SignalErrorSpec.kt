@@ -13,6 +13,15 @@ import dev.stealing.internal.queue.MpmcTaskQueue
 import dev.stealing.internal.queue.WorkDeque
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.runBlockingRegion
+import dev.stealing.testsupport.InjectedError
+import dev.stealing.testsupport.armOnce
+import dev.stealing.testsupport.describeCtl
+import dev.stealing.testsupport.eventually
+import dev.stealing.testsupport.parkedPool
+import dev.stealing.testsupport.runInFreshJvm
+import dev.stealing.testsupport.runWithin
+import dev.stealing.testsupport.stopWithoutHook
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec

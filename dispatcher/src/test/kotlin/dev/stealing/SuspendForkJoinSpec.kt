@@ -4,6 +4,10 @@ import dev.stealing.internal.join.ForkHalf
 import dev.stealing.internal.join.StolenHalf
 import dev.stealing.internal.queue.StealResult
 import dev.stealing.internal.queue.WorkDeque
+import dev.stealing.testsupport.loadTolerant
+import dev.stealing.testsupport.runWithin
+import dev.stealing.testsupport.spin
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

@@ -2,6 +2,8 @@ package dev.stealing
 
 import dev.stealing.internal.timer.Timer
 import dev.stealing.internal.timer.TimerHeap
+import dev.stealing.testsupport.loadTolerant
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.core.spec.style.FunSpec
 import org.jetbrains.lincheck.datastructures.IntGen
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions

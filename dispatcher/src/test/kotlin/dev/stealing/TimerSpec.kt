@@ -2,6 +2,12 @@ package dev.stealing
 
 import dev.stealing.internal.timer.TimerHeap
 import dev.stealing.internal.worker.Worker
+import dev.stealing.testsupport.eventually
+import dev.stealing.testsupport.runInFreshJvm
+import dev.stealing.testsupport.runWithin
+import dev.stealing.testsupport.spin
+import dev.stealing.testsupport.statsOf
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.booleans.shouldBeTrue

@@ -2,6 +2,9 @@ package dev.stealing
 
 import dev.stealing.internal.queue.SameTask
 import dev.stealing.internal.queue.WorkDeque
+import dev.stealing.testsupport.IdTask
+import dev.stealing.testsupport.loadTolerant
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.core.spec.style.FunSpec
 import org.jetbrains.lincheck.datastructures.IntGen
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions

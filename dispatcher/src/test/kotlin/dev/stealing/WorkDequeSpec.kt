@@ -3,6 +3,8 @@ package dev.stealing
 import dev.stealing.internal.queue.SameTask
 import dev.stealing.internal.queue.WorkDeque
 import dev.stealing.internal.worker.Worker
+import dev.stealing.testsupport.IdTask
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import io.kotest.matchers.shouldNotBe

@@ -5,6 +5,11 @@ import dev.stealing.internal.idle.FaultStep
 import dev.stealing.internal.idle.ParkState
 import dev.stealing.internal.idle.PendingPop
 import dev.stealing.internal.worker.Worker
+import dev.stealing.testsupport.InjectedError
+import dev.stealing.testsupport.armOnWorkers
+import dev.stealing.testsupport.describeCtl
+import dev.stealing.testsupport.eventually
+import dev.stealing.testsupport.stopWithoutHook
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

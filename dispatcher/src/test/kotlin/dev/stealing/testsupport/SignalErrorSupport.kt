@@ -1,5 +1,7 @@
-package dev.stealing
+package dev.stealing.testsupport
 
+import dev.stealing.StealingDispatcher
+import dev.stealing.StealingOptions
 import dev.stealing.internal.idle.Ctl
 import dev.stealing.internal.idle.IdleControl
 import dev.stealing.internal.idle.ParkState

@@ -1,5 +1,8 @@
-package dev.stealing
+package dev.stealing.testsupport
 
+import dev.stealing.FairQueueDispatcher
+import dev.stealing.FairQueueStats
+import dev.stealing.StealingDispatcher
 import io.kotest.assertions.fail
 import java.nio.file.Files
 import java.util.concurrent.TimeUnit
