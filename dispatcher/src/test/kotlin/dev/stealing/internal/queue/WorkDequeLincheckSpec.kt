@@ -1,7 +1,5 @@
-package dev.stealing
+package dev.stealing.internal.queue
 
-import dev.stealing.internal.queue.SameTask
-import dev.stealing.internal.queue.WorkDeque
 import dev.stealing.testsupport.IdTask
 import dev.stealing.testsupport.loadTolerant
 import dev.stealing.testsupport.stressMultiplier

@@ -1,13 +1,7 @@
-package dev.stealing
+package dev.stealing.internal.idle
 
-import dev.stealing.internal.idle.Ctl
-import dev.stealing.internal.idle.FaultStep
-import dev.stealing.internal.idle.IdleControl
-import dev.stealing.internal.idle.IdleHost
-import dev.stealing.internal.idle.IdleNode
-import dev.stealing.internal.idle.ParkState
-import dev.stealing.internal.idle.PendingPop
-import dev.stealing.internal.idle.finishLeftPops
+import dev.stealing.StealingDispatcher
+import dev.stealing.StealingOptions
 import dev.stealing.internal.queue.FairRotation
 import dev.stealing.internal.queue.MpmcTaskQueue
 import dev.stealing.internal.queue.WorkDeque

@@ -1,13 +1,5 @@
-package dev.stealing
+package dev.stealing.internal.idle
 
-import dev.stealing.internal.idle.Ctl
-import dev.stealing.internal.idle.IdleControl
-import dev.stealing.internal.idle.IdleHost
-import dev.stealing.internal.idle.IdleNode
-import dev.stealing.internal.idle.ParkState
-import dev.stealing.internal.idle.PendingPop
-import dev.stealing.internal.idle.finishLeftPops
-import dev.stealing.internal.idle.parkWhileIdle
 import dev.stealing.testsupport.loadTolerant
 import dev.stealing.testsupport.stressMultiplier
 import io.kotest.assertions.throwables.shouldThrowAny

@@ -1,10 +1,11 @@
-package dev.stealing
+package dev.stealing.internal.worker
 
+import dev.stealing.StealingDispatcher
+import dev.stealing.StealingOptions
 import dev.stealing.internal.idle.Ctl
 import dev.stealing.internal.idle.FaultStep
 import dev.stealing.internal.idle.ParkState
 import dev.stealing.internal.idle.PendingPop
-import dev.stealing.internal.worker.Worker
 import dev.stealing.testsupport.InjectedError
 import dev.stealing.testsupport.armOnWorkers
 import dev.stealing.testsupport.describeCtl

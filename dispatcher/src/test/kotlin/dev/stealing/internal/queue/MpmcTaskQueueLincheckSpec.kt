@@ -1,6 +1,5 @@
-package dev.stealing
+package dev.stealing.internal.queue
 
-import dev.stealing.internal.queue.MpmcTaskQueue
 import dev.stealing.testsupport.IdTask
 import dev.stealing.testsupport.loadTolerant
 import dev.stealing.testsupport.stressMultiplier

@@ -1,6 +1,5 @@
-package dev.stealing
+package dev.stealing.internal.idle
 
-import dev.stealing.internal.idle.Ctl
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeLessThan
 import io.kotest.matchers.shouldBe

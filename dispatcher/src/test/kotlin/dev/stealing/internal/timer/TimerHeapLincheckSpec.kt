@@ -1,7 +1,5 @@
-package dev.stealing
+package dev.stealing.internal.timer
 
-import dev.stealing.internal.timer.Timer
-import dev.stealing.internal.timer.TimerHeap
 import dev.stealing.testsupport.loadTolerant
 import dev.stealing.testsupport.stressMultiplier
 import io.kotest.core.spec.style.FunSpec

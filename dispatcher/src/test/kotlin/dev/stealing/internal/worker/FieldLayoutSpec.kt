@@ -1,6 +1,5 @@
-package dev.stealing
+package dev.stealing.internal.worker
 
-import dev.stealing.internal.worker.NestingDepth
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeGreaterThanOrEqual
 import java.lang.reflect.Field

@@ -1,5 +1,6 @@
-package dev.stealing
+package dev.stealing.internal.idle
 
+import dev.stealing.StealingDispatcher
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.Executor
 import java.util.concurrent.TimeUnit

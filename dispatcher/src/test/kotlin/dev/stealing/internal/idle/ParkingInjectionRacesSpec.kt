@@ -1,10 +1,7 @@
-package dev.stealing
+package dev.stealing.internal.idle
 
-import dev.stealing.internal.idle.BlockState
-import dev.stealing.internal.idle.Ctl
-import dev.stealing.internal.idle.IdleControl
-import dev.stealing.internal.idle.ParkState
-import dev.stealing.internal.idle.presumeBlocked
+import dev.stealing.StealingDispatcher
+import dev.stealing.StealingOptions
 import dev.stealing.internal.pool.WorkStealingPool
 import dev.stealing.internal.worker.Worker
 import dev.stealing.internal.worker.runBlockingRegion

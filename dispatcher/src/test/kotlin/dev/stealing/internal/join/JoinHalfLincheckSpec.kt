@@ -1,6 +1,5 @@
-package dev.stealing
+package dev.stealing.internal.join
 
-import dev.stealing.internal.join.JoinHalf
 import dev.stealing.internal.jvm.StackHeadroom
 import dev.stealing.internal.queue.WorkDeque
 import dev.stealing.testsupport.loadTolerant

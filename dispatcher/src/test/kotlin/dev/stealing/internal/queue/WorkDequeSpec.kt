@@ -1,7 +1,6 @@
-package dev.stealing
+package dev.stealing.internal.queue
 
-import dev.stealing.internal.queue.SameTask
-import dev.stealing.internal.queue.WorkDeque
+import dev.stealing.StealingDispatcher
 import dev.stealing.internal.worker.Worker
 import dev.stealing.testsupport.IdTask
 import dev.stealing.testsupport.stressMultiplier
