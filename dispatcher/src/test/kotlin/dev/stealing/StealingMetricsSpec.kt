@@ -1,5 +1,6 @@
 package dev.stealing
 
+import dev.stealing.project.fibInline
 import dev.stealing.testsupport.eventually
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue

@@ -1,5 +1,12 @@
-package dev.stealing
+package dev.stealing.project
 
+import dev.stealing.StealingDispatcher
+import dev.stealing.StealingMetrics
+import dev.stealing.StealingOptions
+import dev.stealing.awaitInline
+import dev.stealing.blocking
+import dev.stealing.forkJoin
+import dev.stealing.forkJoinAll
 import dev.stealing.testsupport.eventually
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
@@ -67,7 +74,7 @@ class ReadmeSpec : FunSpec({
     test("every kotlin and java code block of README.md (and of docs/java.md, observability.md, options.md) is one of the snippets compiled and run here") {
         fun blocksOf(path: String) = Regex("```(kotlin|java)\n(.*?)```", RegexOption.DOT_MATCHES_ALL)
             .findAll(File(path).readText()).map { it.groupValues[2].trimIndent().trim() }.toList()
-        val sources = File("src/test/kotlin/dev/stealing/ReadmeSpec.kt").readText() +
+        val sources = File("src/test/kotlin/dev/stealing/project/ReadmeSpec.kt").readText() +
             File("../samples/src/main/java/dev/stealing/samples/ReadmeJava.java").readText() +
             File("../samples/src/main/java/dev/stealing/samples/QuickStart.java").readText() +
             File("../samples/src/main/java/dev/stealing/samples/JavaFirst.java").readText()

@@ -1,5 +1,8 @@
-package dev.stealing
+package dev.stealing.project
 
+import dev.stealing.StealingDispatcher
+import dev.stealing.StealingMetrics
+import dev.stealing.StealingStats
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainExactly

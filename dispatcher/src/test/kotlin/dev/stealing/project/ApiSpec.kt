@@ -1,5 +1,6 @@
-package dev.stealing
+package dev.stealing.project
 
+import dev.stealing.StealingDispatcher
 import io.kotest.assertions.fail
 import io.kotest.core.spec.style.FunSpec
 import java.io.File

@@ -1,5 +1,6 @@
-package dev.stealing
+package dev.stealing.project
 
+import dev.stealing.PoolExecutorService
 import com.tngtech.archunit.base.DescribedPredicate
 import com.tngtech.archunit.core.domain.JavaAccess
 import com.tngtech.archunit.core.domain.JavaClass
