@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicIntegerArray
 
 /**
- * yield and the order in which a worker takes work: a yielding coroutine, a local LIFO
+ * `yield` and the order in which a worker takes work: a yielding coroutine, a local LIFO
  * stream and work queued from outside do not starve each other, and idle workers take yielded
  * coroutines from busy or stuck ones (docs/design.md, the order a worker looks for work).
  */
