@@ -2,6 +2,9 @@ package dev.stealing
 
 import dev.stealing.internal.pool.AffinityDispatcher
 import dev.stealing.internal.worker.Worker
+import dev.stealing.testsupport.eventually
+import dev.stealing.testsupport.spin
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeLessThan
 import io.kotest.matchers.shouldBe

@@ -1,5 +1,6 @@
 package dev.stealing
 
+import dev.stealing.testsupport.eventually
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.longs.shouldBeGreaterThanOrEqual

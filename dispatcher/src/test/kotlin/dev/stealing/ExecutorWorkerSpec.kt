@@ -1,5 +1,7 @@
 package dev.stealing
 
+import dev.stealing.testsupport.eventually
+import dev.stealing.testsupport.spin
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.ints.shouldBeLessThanOrEqual

@@ -2,6 +2,7 @@ package dev.stealing
 
 import dev.stealing.internal.pool.FairQueue
 import dev.stealing.internal.queue.MpmcTaskQueue
+import dev.stealing.testsupport.eventually
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import kotlinx.coroutines.launch

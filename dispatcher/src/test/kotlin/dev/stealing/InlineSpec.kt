@@ -2,6 +2,7 @@ package dev.stealing
 
 import dev.stealing.internal.queue.SameTask
 import dev.stealing.internal.queue.WorkDeque
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

@@ -1,6 +1,8 @@
 package dev.stealing
 
 import dev.stealing.internal.worker.Worker
+import dev.stealing.testsupport.spin
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec

@@ -1,6 +1,9 @@
 package dev.stealing
 
 import dev.stealing.internal.jvm.StealEvent
+import dev.stealing.testsupport.eventually
+import dev.stealing.testsupport.runInFreshJvm
+import dev.stealing.testsupport.spin
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.collections.shouldContainAll

@@ -2,6 +2,8 @@ package dev.stealing
 
 import dev.stealing.internal.pool.AffinityDispatcher
 import dev.stealing.internal.worker.Worker
+import dev.stealing.testsupport.spin
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
 import kotlinx.coroutines.CoroutineDispatcher

@@ -1,5 +1,7 @@
 package dev.stealing
 
+import dev.stealing.testsupport.eventually
+import dev.stealing.testsupport.stressMultiplier
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe

@@ -1,5 +1,7 @@
 package dev.stealing
 
+import dev.stealing.project.fibInline
+import dev.stealing.testsupport.eventually
 import io.kotest.assertions.throwables.shouldThrow
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec

@@ -1,0 +1,163 @@
+package dev.stealing.project
+
+import io.kotest.assertions.withClue
+import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.collections.shouldBeEmpty
+import io.kotest.matchers.collections.shouldContainAll
+import io.kotest.matchers.shouldBe
+import java.io.File
+import java.util.zip.ZipFile
+
+// The javadoc jar as a Java user reads it (in a Java IDE or on a javadoc site): Java types and
+// signatures, every parameter documented, nothing of the implementation. The jar is built in the
+// package phase, after the tests, so this spec runs in a Surefire execution of its own in the
+// verify phase (`javadoc-jar` in dispatcher/pom.xml), which passes the jar's path as the system
+// property `javadoc.jar`; without it (the ordinary test run) it is skipped.
+
+private val javadocJar: File? = System.getProperty("javadoc.jar")?.takeIf { it.isNotBlank() }?.let(::File)
+
+private class Page(val name: String, val html: String) {
+    /** The class declaration and every member signature, in the summaries and the details. */
+    val signatures: List<String> by lazy {
+        val blocks = Regex("""<div class="(?:type-signature|member-signature)">(.*?)</div>""", RegexOption.DOT_MATCHES_ALL)
+            .findAll(html).map { it.groupValues[1] }
+        val summaryCells = Regex("""<div class="col-(?:first|second|constructor-name)[^"]*">(.*?)</div>""", RegexOption.DOT_MATCHES_ALL)
+            .findAll(html).map { it.groupValues[1] }
+        (blocks + summaryCells).map(::text).toList()
+    }
+
+    /** The member details: (id, HTML of the section). */
+    val details: List<Pair<String, String>> by lazy {
+        Regex("""<section class="detail" id="([^"]*)">(.*?)</section>""", RegexOption.DOT_MATCHES_ALL)
+            .findAll(html).map { it.groupValues[1] to it.groupValues[2] }.toList()
+    }
+
+    /** The text of every `<code>` element and every link's target. */
+    val codeAndLinks: List<String> by lazy {
+        (Regex("""<code>(.*?)</code>""", RegexOption.DOT_MATCHES_ALL).findAll(html).map { text(it.groupValues[1]) } +
+            Regex("""href="([^"]*)"""").findAll(html).map { it.groupValues[1] }).toList()
+    }
+}
+
+private fun text(html: String): String =
+    html.replace(Regex("<[^>]+>"), "").replace("&lt;", "<").replace("&gt;", ">").replace("&nbsp;", " ")
+        .replace("&#8203;", "").replace("&amp;", "&").replace(Regex("\\s+"), " ").trim()
+
+private fun pages(): List<Page> = ZipFile(javadocJar!!).use { zip ->
+    zip.entries().asSequence().filter { it.name.endsWith(".html") }
+        .map { Page(it.name, zip.getInputStream(it).readBytes().decodeToString()) }.toList()
+}
+
+/** The class pages of the API package (not its package pages nor the class-use pages). */
+private fun classPages(all: List<Page>): List<Page> =
+    all.filter { it.name.startsWith("dev/stealing/") && it.name.count { c -> c == '/' } == 2 && !it.name.contains("/package-") }
+
+/** Parameter names of a member detail's signature: the last word of each top-level parameter. */
+private fun parameterNames(detail: String): List<String> {
+    val params = Regex("""<span class="parameters">\((.*?)\)</span>""", RegexOption.DOT_MATCHES_ALL).find(detail)
+        ?.groupValues?.get(1)?.let(::text) ?: return emptyList()
+    val names = mutableListOf<String>()
+    var depth = 0
+    val current = StringBuilder()
+    for (c in "$params,") {
+        when {
+            c == '<' -> { depth++; current.append(c) }
+            c == '>' -> { depth--; current.append(c) }
+            c == ',' && depth == 0 -> {
+                current.toString().trim().split(' ').lastOrNull()?.takeIf { it.isNotEmpty() }?.let(names::add)
+                current.clear()
+            }
+            else -> current.append(c)
+        }
+    }
+    return names
+}
+
+/**
+ * Simple names of the classes that are not API: those of the internal packages and the
+ * dev.stealing classes absent from the API listing (compiled classes, so none is forgotten).
+ */
+private fun implementationClassNames(): Set<String> {
+    val classes = File("target/classes/dev/stealing")
+    val listed = File("api/stealing-dispatcher.api").readLines().filter { !it.startsWith(" ") }
+        .mapNotNull { Regex("""\b(?:class|interface|enum) dev\.stealing\.([\w$]+)""").find(it)?.groupValues?.get(1) }.toSet()
+    val internal = File(classes, "internal").walkTopDown().filter { it.name.endsWith(".class") }
+        .map { it.name.removeSuffix(".class").substringBefore('$') }
+    val unlisted = classes.listFiles { f -> f.name.endsWith(".class") }.orEmpty()
+        .map { it.name.removeSuffix(".class") }.filter { it !in listed && !it.contains('$') && it != "module-info" }
+    return (internal + unlisted).filter { it.length > 1 && it.first().isUpperCase() }.toSet()
+}
+
+class JavadocJarSpec : FunSpec({
+    val enabled = javadocJar != null
+
+    test("the API's classes have pages, the Kotlin-only and internal classes none").config(enabled = enabled) {
+        val names = classPages(pages()).map { it.name.removePrefix("dev/stealing/").removeSuffix(".html") }
+        names shouldContainAll listOf(
+            "StealingDispatcher", "StealingOptions", "StealingExecutorService", "ForkedTask", "StealingStats",
+            "StealingStats.Pinning", "StealingStats.State", "FairQueueDispatcher", "FairQueueStats",
+            "StealingMetrics", "TaskExceptionHandler",
+        )
+        val kotlinOnly = names.filter { it.endsWith("Kt") || it.endsWith(".Companion") || it.endsWith(".Default") }
+        withClue("file facades of suspend functions and companion objects") { kotlinOnly.shouldBeEmpty() }
+        withClue("implementation classes") { names.filter { it in implementationClassNames() }.shouldBeEmpty() }
+    }
+
+    test("no page says TODO, names an internal package or leaves KDoc syntax unconverted").config(enabled = enabled) {
+        val problems = pages().flatMap { page ->
+            // Code (samples in <pre>, code in running text) may hold brackets of its own; a link
+            // that JavadocStubs could not resolve is code too, so one left in the text is KDoc.
+            val text = text(page.html.replace(Regex("<pre>.*?</pre>|<code>.*?</code>", RegexOption.DOT_MATCHES_ALL), ""))
+            listOfNotNull(
+                "TODO".takeIf { page.html.contains("TODO") },
+                "dev.stealing.internal".takeIf { page.html.contains("dev.stealing.internal") || page.html.contains("dev/stealing/internal") },
+                "a backtick".takeIf { text.contains('`') },
+                "a KDoc link".takeIf { Regex("""\[[A-Za-z][\w.]*]""").containsMatchIn(text) },
+                "a KDoc tag".takeIf { Regex("""@(?:property|param|sample|receiver)\b""").containsMatchIn(text) },
+            ).map { "${page.name}: $it" }
+        }
+        problems.shouldBeEmpty()
+    }
+
+    test("no implementation class is named in code, links or signatures").config(enabled = enabled) {
+        val hidden = implementationClassNames()
+        val found = classPages(pages()).flatMap { page ->
+            (page.codeAndLinks + page.signatures).flatMap { s ->
+                Regex("""\b[A-Z]\w*\b""").findAll(s).map { it.value }.filter { it in hidden }.map { "${page.name}: $it in '$s'" }
+            }
+        }.distinct()
+        found.shouldBeEmpty()
+    }
+
+    test("signatures are Java's: no Kotlin-only types, no private or mangled members").config(enabled = enabled) {
+        val kotlinTypes = Regex("""\b(?:Unit|Any|Int|Nothing)\b|kotlin\.Unit|kotlin\.jvm\.functions|\bFunction[0-9]+\b|\bContinuation\b""")
+        val problems = classPages(pages()).flatMap { page ->
+            val layout = listOfNotNull("${page.name}: no signatures found (not the standard doclet's layout)".takeIf {
+                page.signatures.isEmpty() || !page.html.contains("class=\"type-signature\"")
+            })
+            layout + page.signatures.mapNotNull { s ->
+                when {
+                    kotlinTypes.containsMatchIn(s) -> "${page.name}: Kotlin type in '$s'"
+                    Regex("""\bprivate\b""").containsMatchIn(s) -> "${page.name}: private member '$s'"
+                    Regex("""\w\$\w|\w-\w+\(""").containsMatchIn(s) -> "${page.name}: mangled name in '$s'"
+                    else -> null
+                }
+            }
+        }.distinct()
+        problems.shouldBeEmpty()
+    }
+
+    test("every parameter of every constructor and method is documented").config(enabled = enabled) {
+        val undocumented = classPages(pages()).flatMap { page ->
+            page.details.flatMap { (id, detail) ->
+                parameterNames(detail).filter { name -> !Regex("""<code>${Regex.escape(name)}</code> -""").containsMatchIn(detail) }
+                    .map { "${page.name.removePrefix("dev/stealing/").removeSuffix(".html")}.$id: $it" }
+            }
+        }
+        undocumented.shouldBeEmpty()
+    }
+
+    test("the spec sees the jar").config(enabled = enabled) {
+        classPages(pages()).isNotEmpty() shouldBe true
+    }
+})
