@@ -443,6 +443,23 @@ public class JavadocStubs {
             return cleanup(sb.toString());
         }
 
+        /**
+         * Drops kotlinx.coroutines' {@code Delay} from the implements clause: an
+         * {@code @InternalCoroutinesApi} interface through which kotlinx runs {@code delay} on
+         * the pool's timers, whose methods are the Kotlin-facing hooks dropped anyway.
+         */
+        void hideSupertypes(ClassTree ct) {
+            List<? extends Tree> types = ct.getImplementsClause();
+            if (types.isEmpty()) return;
+            List<String> kept = types.stream().map(Tree::toString).filter(t -> !t.equals("kotlinx.coroutines.Delay"))
+                .collect(Collectors.toList());
+            if (kept.size() == types.size()) return;
+            int first = (int) start(types.get(0));
+            int last = (int) end(types.get(types.size() - 1));
+            if (kept.isEmpty()) first = src.lastIndexOf("implements", first);
+            edit(first, last, kept.isEmpty() ? "" : String.join(", ", kept));
+        }
+
         void rewriteClass(ClassTree ct, String outer) {
             String javaName = outer.isEmpty() ? ct.getSimpleName().toString() : outer + "." + ct.getSimpleName();
             ClassInfo info = model.classes.get(javaName);
@@ -458,6 +475,7 @@ public class JavadocStubs {
                 paramDocs.putAll(propertyDocs);
             }
             replaceDoc(ct, classDoc, info, Set.of(), Map.of(), true);
+            hideSupertypes(ct);
             boolean hasApiConstructor = ct.getMembers().stream()
                 .anyMatch(m -> m instanceof MethodTree && ((MethodTree) m).getName().contentEquals("<init>")
                     && model.keepMethod((MethodTree) m, members));
@@ -691,6 +709,24 @@ public class JavadocStubs {
             this.params = params;
         }
 
+        /**
+         * Whether a throws clause's [text] is about parameters of the Kotlin declaration (those
+         * of its @param tags and of the class's) none of which this overload takes: the KDoc of
+         * a function with default arguments is copied to each of its @JvmOverloads overloads,
+         * and `StealingDispatcher()` cannot throw for a bad {@code parallelism}.
+         */
+        boolean namesOnlyAbsentParameters(String text, Kdoc doc, Map<String, String> paramFallback) {
+            Set<String> declared = new HashSet<>(paramFallback.keySet());
+            for (String[] t : doc.tags) if (t[0].equals("@param")) declared.add(t[1]);
+            Set<String> named = new HashSet<>();
+            Matcher m = Pattern.compile("`(\\w+)`|\\[(\\w+)]").matcher(text);
+            while (m.find()) {
+                String name = m.group(1) != null ? m.group(1) : m.group(2);
+                if (declared.contains(name)) named.add(name);
+            }
+            return !named.isEmpty() && named.stream().noneMatch(params::contains);
+        }
+
         String javadoc(Kdoc doc, Map<String, String> paramFallback, boolean isClass) {
             StringBuilder sb = new StringBuilder(blocks(doc.description));
             List<String> tagLines = new ArrayList<>();
@@ -709,6 +745,7 @@ public class JavadocStubs {
                         break;
                     case "@throws":
                     case "@exception":
+                        if (!isClass && namesOnlyAbsentParameters(text, doc, paramFallback)) break;
                         tagLines.add("@throws " + exceptionName(t[1]) + " " + inline(text));
                         break;
                     case "@see":
@@ -885,7 +922,11 @@ public class JavadocStubs {
             return sb.toString();
         }
 
-        /** " name()" for a method (javadoc's own label lists the parameter types), else "". */
+        /**
+         * " name()" for a getter or another method linked with its empty parameter list, " name"
+         * for a method linked by name (javadoc's own label lists the parameter types; "name()"
+         * would name an overload without parameters, which may not exist), else "".
+         */
         String defaultLabel(String ref) {
             int hash = ref.indexOf('#');
             if (hash < 0) return "";
@@ -894,7 +935,7 @@ public class JavadocStubs {
             ClassInfo c = model.classes.get(owner.isEmpty() ? context.javaName : owner);
             String name = member.endsWith("()") ? member.substring(0, member.length() - 2) : member;
             if (c == null || !c.methods.contains(name)) return "";
-            return " " + (owner.isEmpty() ? "" : owner + ".") + name + "()";
+            return " " + (owner.isEmpty() ? "" : owner + ".") + name + (member.endsWith("()") ? "()" : "");
         }
 
         static String emphasis(String s) {

@@ -15,8 +15,10 @@
  * </pre>
  *
  * <p>These pages show the library as Java code sees it. Kotlin-only parts are left out: the
- * suspend functions {@code blocking}, {@code forkJoin}, {@code forkJoinAll} and
- * {@code awaitInline}, the companion objects (their members that Java may call are the static
+ * suspend functions {@code blocking}, {@code forkJoin}, {@code forkJoinAll},
+ * {@code awaitInline}, {@code parallelForEach}, {@code parallelMap}, {@code parallelFold},
+ * {@code parallelSort} and {@code parallelSortWith} (the Java forms of the loops and sorts are
+ * methods of the pool), the companion objects (their members that Java may call are the static
  * methods of {@link dev.stealing.StealingDispatcher} and {@link dev.stealing.ForkedTask}),
  * the Kotlin-Duration overloads of {@link dev.stealing.StealingOptions}, and the hooks that
  * kotlinx.coroutines calls on a dispatcher ({@code dispatch}, {@code isDispatchNeeded},

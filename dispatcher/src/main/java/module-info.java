@@ -15,17 +15,16 @@ module dev.stealing {
     // The pool's JFR events, which are not part of the API.
     requires jdk.jfr;
 
-    // Optional, each for one feature. context-propagation and affinity are looked up by name
-    // when their option is on, and the library then reads them from the module graph or the
-    // class path alike (isContextPropagationPresent, isCpuPinningPresent).
+    // Optional, each for one feature. context-propagation is looked up by name when its option
+    // is on, and the library then reads it from the module graph or the class path alike
+    // (isContextPropagationPresent).
     // StealingOptions.propagateContext:
     requires static context.propagation;
     // StealingMetrics. Not transitive although its API is made of Micrometer's types: javac
     // would then demand micrometer.core on the module path of every module that reads this one.
     requires static micrometer.core;
-    // StealingOptions.pinThreads. affinity has no module name of its own: this one is derived
-    // from its jar's file name (Maven warns about that), as on any module path.
-    requires static affinity;
+    // StealingOptions.pinThreads needs net.openhft:affinity, which has no module name of its
+    // own: CpuPinning calls it by reflection, so no module named after its jar file is required.
 
     exports dev.stealing;
 }

@@ -103,7 +103,7 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Joinabl
     @Throws(InterruptedException::class, ExecutionException::class, TimeoutException::class)
     override fun get(timeout: Long, unit: TimeUnit): T = getResult(timeout, unit) as T
 
-    /** The task and its state, e.g. `ForkedTask@1b6d3586[completed normally]`. */
+    /** The task and its state, for example `ForkedTask@1b6d3586[completed normally]`. */
     override fun toString(): String = "ForkedTask@${Integer.toHexString(hashCode())}[${stateText()}]"
 
     /** The static fork, for code that runs in a task and has no pool at hand. */

@@ -109,7 +109,7 @@ public sealed interface ParallelOperations {
     /**
      * Sorts [array] in ascending order, in parallel: the Java form of [IntArray.parallelSort] (a
      * merge sort whose pieces and merges run on every worker, with a buffer as long as the
-     * array). Waits as [parallelFor] does.
+     * array). Waits as `parallelFor(from, to, body)` does.
      *
      * @param array the array to sort in place.
      * @throws java.util.concurrent.RejectedExecutionException as [parallelFor].
@@ -117,7 +117,7 @@ public sealed interface ParallelOperations {
     public fun parallelSort(array: IntArray)
 
     /**
-     * Sorts [array] in ascending order, in parallel; see [parallelSort].
+     * Sorts [array] in ascending order, in parallel, as the `IntArray` (Java: `int[]`) overload does.
      *
      * @param array the array to sort in place.
      * @throws java.util.concurrent.RejectedExecutionException as [parallelFor].
@@ -215,7 +215,7 @@ public sealed interface ParallelOperations {
      * comparator)`, and the Java form of [Array.parallelSortWith]. The sort is **stable**: equal
      * elements keep their order. A merge sort whose pieces (each sorted with `Arrays.sort`, a
      * stable sort) and merges (which take the earlier element on a tie) run on every worker,
-     * with a buffer as long as the array. Waits as [parallelFor] does.
+     * with a buffer as long as the array. Waits as `parallelFor(from, to, body)` does.
      *
      * If [comparator] throws, no piece or merge starts after it (a piece already being sorted on
      * another worker runs to its end, and the merges only move their runs into place), and then
@@ -231,7 +231,7 @@ public sealed interface ParallelOperations {
     /**
      * Sorts [array] in ascending order, in parallel, in the order of `Arrays.sort(double[])`
      * (that of `Double.compare`): -0.0 before 0.0, and every NaN after positive infinity. The
-     * Java form of [DoubleArray.parallelSort]; see [parallelSort] for `int[]`.
+     * Java form of [DoubleArray.parallelSort]; otherwise as the `IntArray` (Java: `int[]`) overload.
      *
      * @param array the array to sort in place.
      * @throws java.util.concurrent.RejectedExecutionException as [parallelFor].

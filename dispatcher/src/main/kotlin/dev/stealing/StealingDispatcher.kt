@@ -40,8 +40,8 @@ import kotlin.coroutines.CoroutineContext
  * goes to the back of its worker's yield queue, which that worker serves only when it has
  * nothing else to run (others may steal from it). Work dispatched from any other thread goes to
  * a FIFO global queue. Idle workers park and cost no CPU;
- * they are woken one at a time as work appears, and no wake-up is ever lost
- * (`docs/parking.md`).
+ * they are woken one at a time as work appears, and no wake-up is ever lost (the proof is
+ * in the design notes of the project's repository, docs/parking.md).
  *
  * `delay` and `withTimeout` never leave the pool: the timer is kept by the worker that created
  * it and fired by the workers (an idle worker parks no longer than its next deadline), with no
@@ -85,7 +85,7 @@ public class StealingDispatcher private constructor(
 
     /**
      * This pool as an [java.util.concurrent.ExecutorService] whose `submit` and `invokeAll`
-     * return [ForkedTask]s (`executor.submit<Int> { 42 }.join()`, no cast); `shutdown`, `shutdownNow`
+     * return [ForkedTask]s (a `Callable` of `Integer` gives a `ForkedTask<Integer>`: no cast); `shutdown`, `shutdownNow`
      * and `awaitTermination` act on the pool.
      */
     override val executor: StealingExecutorService get() = executorService
@@ -211,7 +211,7 @@ public class StealingDispatcher private constructor(
 
     /**
      * A short summary: the name, `parallelism`, the worker threads alive and the tasks queued,
-     * e.g. `compute[parallelism = 4, threads = 2, queued = 17]`. [stats] has every figure.
+     * for example `compute[parallelism = 4, threads = 2, queued = 17]`. [stats] has every figure.
      */
     override fun toString(): String {
         val s = stats()

@@ -51,7 +51,7 @@ import java.util.concurrent.TimeUnit
  * methods throw [UnsupportedOperationException].
  *
  * A null argument (from Java) throws [NullPointerException] naming this interface, the method
- * and the parameter, e.g. `Parameter specified as non-null is null: method
+ * and the parameter, for example `Parameter specified as non-null is null: method
  * dev.stealing.StealingExecutorService.submit, parameter task`.
  *
  * Only this library implements this interface.

@@ -115,7 +115,7 @@ public class StealingStats internal constructor(snapshot: PoolSnapshot) {
             fairQueues.sumOf { it.depth }
 
     /**
-     * Every figure, each labelled with its property's name, e.g. `StealingStats(name=compute,
+     * Every figure, each labelled with its property's name, for example `StealingStats(name=compute,
      * state=RUNNING, parallelism=2, threads=2, ..., steals=10, stealAttempts=2033, ...)`.
      */
     override fun toString(): String =

@@ -88,8 +88,83 @@ private fun implementationClassNames(): Set<String> {
     return (internal + unlisted).filter { it.length > 1 && it.first().isUpperCase() }.toSet()
 }
 
+/**
+ * Kotlin that has leaked into a Java page ([html] of page [name]): Kotlin call syntax in inline code
+ * (a labelled Kotlin sample and a paragraph that starts "In Kotlin" are meant for Kotlin readers),
+ * the `DefaultImpls` classes that Kotlin compiles into interfaces, the internal kotlinx `Delay` as
+ * an implemented interface, a throws clause about a parameter the member does not take, a summary
+ * cut at "e.g.", a method linked as `name()` where it has no overload without parameters.
+ */
+internal fun kotlinLeaks(name: String, html: String): List<String> {
+    val problems = ArrayList<String>()
+    val forJava = html.replace(Regex("<p><em>Kotlin:</em>\\s*<pre>.*?</pre>", RegexOption.DOT_MATCHES_ALL), "")
+        .split("<p>").filterNot { it.startsWith("In Kotlin") }.joinToString("<p>")
+    for (code in Regex("""<code>(.*?)</code>""", RegexOption.DOT_MATCHES_ALL).findAll(forJava).map { text(it.groupValues[1]) }) {
+        if (Regex("""\w<[\w.?<>, ]+>\s*\{|\{\s*\d+\s*}""").containsMatchIn(code)) problems += "$name: Kotlin call syntax '$code'"
+    }
+    // The stdlib's own (ContinuationInterceptor's, CoroutineContext.Element's), inherited through
+    // kotlinx's CoroutineDispatcher, are still listed: the doclet lists every public nested class
+    // of a supertype, and those cannot be left out of the hierarchy.
+    Regex("""[\w.]*DefaultImpls""").findAll(html).map { it.value }.filterNot { it.startsWith("kotlin.coroutines.") }
+        .forEach { problems += "$name: $it (a Kotlin interface's compiled bodies)" }
+    Regex("""<div class="type-signature">(.*?)</div>""", RegexOption.DOT_MATCHES_ALL).findAll(html).map { text(it.groupValues[1]) }
+        .filter { Regex("""\bDelay\b""").containsMatchIn(it) }.forEach { problems += "$name: implements kotlinx's internal Delay '$it'" }
+    for ((id, detail) in Regex("""<section class="detail" id="([^"]*)">(.*?)</section>""", RegexOption.DOT_MATCHES_ALL)
+        .findAll(html).map { it.groupValues[1] to it.groupValues[2] }) {
+        val params = parameterNames(detail).toSet()
+        // A throws clause that names parameters in code, none of them this member's (a name the
+        // class documents as a property may also appear: only the member's own parameter list counts).
+        val throwsClauses = Regex("""<dt>Throws:</dt>(.*?)</dl>""", RegexOption.DOT_MATCHES_ALL).find(detail)?.groupValues?.get(1)
+            ?.split("<dd>")?.drop(1).orEmpty()
+        for (clause in throwsClauses) {
+            val named = Regex("""<code>(\w+)</code>""").findAll(clause).map { it.groupValues[1] }.filter { it in setOf("parallelism", "name", "weight", "options") }.toSet()
+            if (params.isEmpty() && named.isNotEmpty() && id.endsWith("()")) problems += "$name#$id: throws for $named, which it does not take"
+        }
+        // A link labelled `m()` to an overload that takes parameters.
+        Regex("""<a href="[^"]*#(\w+)\(([^)"]+)\)"[^>]*><code>(\w+)\(\)</code></a>""").findAll(detail)
+            .forEach { problems += "$name#$id: '${it.groupValues[3]}()' links to ${it.groupValues[1]}(${it.groupValues[2]})" }
+    }
+    Regex("""<div class="block">(.*?)</div>""", RegexOption.DOT_MATCHES_ALL).findAll(html).map { text(it.groupValues[1]) }
+        .filter { it.endsWith("e.g.") || it.endsWith("i.e.") }.forEach { problems += "$name: summary cut at '${it.takeLast(40)}'" }
+    return problems
+}
+
 class JavadocJarSpec : FunSpec({
     val enabled = javadocJar != null
+
+    test("self-check: each kind of Kotlin leak is found") {
+        val leaks = kotlinLeaks(
+            "X.html",
+            """<div class="type-signature">public class X extends Object implements kotlinx.coroutines.Delay</div>
+            |<h2>Nested classes inherited from interface Delay</h2><code>kotlinx.coroutines.Delay.DefaultImpls</code>
+            |<div class="block">A sample: <code>executor.submit&lt;Int&gt; { 42 }.join()</code>.</div>
+            |<div class="block">A short summary, e.g.</div>
+            |<section class="detail" id="&lt;init&gt;()"><div class="member-signature"><span class="parameters">()</span></div>
+            |<dl class="notes"><dt>Throws:</dt><dd><code>IllegalArgumentException</code> - if <code>parallelism</code> is out of range</dd></dl></section>
+            |<section class="detail" id="sort(int[])"><div class="block">Waits as
+            |<a href="#parallelFor(int,int,java.util.function.IntConsumer)"><code>parallelFor()</code></a> does.</div></section>
+            |""".trimMargin().replace("id=\"&lt;init&gt;()\"", "id=\"X()\""),
+        )
+        leaks.map { it.substringAfter(": ").substringBefore(" '").substringBefore(" (").substringBefore(" for ") } shouldContainAll listOf(
+            "Kotlin call syntax", "kotlinx.coroutines.Delay.DefaultImpls", "implements kotlinx's internal Delay", "summary cut at", "throws",
+        )
+        leaks.any { "links to parallelFor(int,int" in it } shouldBe true
+    }
+
+    test("no Kotlin leaks into a Java page").config(enabled = enabled) {
+        classPages(pages()).flatMap { kotlinLeaks(it.name, it.html) }.shouldBeEmpty()
+    }
+
+    test("the package page names every Kotlin-only function of the API listing it leaves out").config(enabled = enabled) {
+        // The top-level suspend functions (static, with a Continuation), and parallelFold, which
+        // is inline with a reified type: it has no method Java could call, nor a line in the listing.
+        val functions = File("api/stealing-dispatcher.api").readLines()
+            .filter { it.startsWith("  public static final") && "kotlin.coroutines.Continuation" in it }
+            .mapNotNull { Regex("""(\w+)\(""").find(it)?.groupValues?.get(1) }.toSet() + "parallelFold"
+        functions shouldContainAll listOf("forkJoin", "awaitInline", "parallelMap", "parallelForEach")
+        val packagePage = pages().first { it.name == "dev/stealing/package-summary.html" }.html
+        functions.filter { "<code>$it</code>" !in packagePage }.shouldBeEmpty()
+    }
 
     test("the API's classes have pages, the Kotlin-only and internal classes none").config(enabled = enabled) {
         val names = classPages(pages()).map { it.name.removePrefix("dev/stealing/").removeSuffix(".html") }

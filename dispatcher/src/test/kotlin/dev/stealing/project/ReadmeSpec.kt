@@ -11,6 +11,7 @@ import dev.stealing.testsupport.eventually
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
 import io.kotest.matchers.shouldBe
+import io.kotest.matchers.string.shouldContain
 import io.kotest.matchers.string.shouldStartWith
 import io.micrometer.core.instrument.Tags
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry
@@ -85,6 +86,23 @@ class ReadmeSpec : FunSpec({
             withClue("$doc has a code block that is none of the snippets compiled and run") {
                 blocksOf(doc).filter { it !in snippets } shouldBe emptyList()
             }
+        }
+    }
+
+    test("the Quick start's first screen gives the two commands, the demo and the tests, and the CI script runs them as written") {
+        val readme = File("../README.md").readLines()
+        val start = readme.indexOf("```sh")
+        withClue("README.md has no sh block") { (start >= 0) shouldBe true }
+        withClue("the two commands should be on the README's first screen (its first 30 lines)") { (start < 30) shouldBe true }
+        val commands = readme.drop(start + 1).takeWhile { it != "```" }
+        // From the root, in the reactor: nothing installed into ~/.m2 first (exec:java skips every
+        // module but samples, whose default main class is the demo).
+        commands shouldBe listOf("mvn -B -ntp -q -pl samples -am compile exec:java", "mvn -B -ntp verify")
+        File("../samples/pom.xml").readText() shouldContain "<exec.mainClass>dev.stealing.samples.MainDemoKt</exec.mainClass>"
+        val ci = File("../.ci/run").readText()
+        withClue(".ci/run should run the README's sh block itself, not a copy of it") {
+            ci shouldContain "awk '/^```sh$/ { inside = 1; next } inside && /^```$/ { exit } inside' README.md"
+            ci shouldContain "bash -c \"\$command\""
         }
     }
 

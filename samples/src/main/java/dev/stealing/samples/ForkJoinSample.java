@@ -19,7 +19,7 @@ import java.util.concurrent.RecursiveAction;
  * {@code CompletableFuture}s and {@code invokeAll}; every task it creates is a {@code ForkedTask},
  * so nothing here needs a cast.
  *
- * <p>Run: {@code mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.ForkJoinSample}
+ * <p>Run: {@code mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.ForkJoinSample}
  */
 public final class ForkJoinSample {
     private static final int CUTOFF = 8_192;

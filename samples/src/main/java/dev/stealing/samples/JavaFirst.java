@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
  * reduction, a sort of objects and a {@code CompletableFuture} chain on one pool. Run by the build
  * through {@link ReadmeJava} (which checks what it prints), so the README cannot drift from the API.
  *
- * <p>Run: {@code mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.JavaFirst}
+ * <p>Run: {@code mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.JavaFirst}
  */
 public final class JavaFirst {
     private JavaFirst() {

@@ -21,7 +21,7 @@ import java.util.stream.Stream;
  * them. It checks every figure against a sequential count and prints the top ten with the time of
  * each way.
  *
- * <p>Run: {@code mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.JavaWordCount [-Dexec.args=DIR]}
+ * <p>Run: {@code mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.JavaWordCount [-Dexec.args=DIR]}
  */
 public final class JavaWordCount {
     private JavaWordCount() {

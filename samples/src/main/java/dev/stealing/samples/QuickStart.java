@@ -6,7 +6,7 @@ import dev.stealing.StealingDispatcher;
  * The Java quick start of README.md, verbatim between the {@code // README:} markers; run by the
  * build through {@link ReadmeJava}, so the README cannot drift from the API.
  *
- * <p>Run: {@code mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.QuickStart}
+ * <p>Run: {@code mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.QuickStart}
  */
 public final class QuickStart {
     // README: java-quick-start

@@ -16,7 +16,7 @@ import java.util.concurrent.ForkJoinPool;
  * the {@code // README:} markers, run by the build ({@code mvn verify} executes this class in the
  * samples module), so the docs cannot drift from the API.
  *
- * <p>Run: {@code mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.ReadmeJava}
+ * <p>Run: {@code mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.ReadmeJava}
  * (prints what the snippet prints). The build passes {@code --check}: the snippet's output is
  * captured and checked instead of printed, so {@code mvn -q} stays quiet.
  */

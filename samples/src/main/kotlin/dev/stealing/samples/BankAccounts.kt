@@ -31,8 +31,7 @@ import java.util.SplittableRandom
  * the payee's worker, back), which the program counts and prints. Use affinity where
  * confinement matters (state that is not thread-safe, per-key order, actors), not to go faster.
  *
- * Run: `mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.BankAccountsKt` (after
- * one `mvn -q install -DskipTests`)
+ * Run: `mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.BankAccountsKt`
  */
 fun main() {
     val accounts = 10_000

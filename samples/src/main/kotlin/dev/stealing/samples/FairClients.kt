@@ -21,7 +21,7 @@ import kotlin.math.roundToInt
  * "small" finished relative to "big" in each mode. Checks that every task ran exactly once (and,
  * in the fair mode, that each fair queue counted exactly its client's tasks).
  *
- * Run: `mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.FairClientsKt`
+ * Run: `mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.FairClientsKt`
  */
 fun main() {
     val bigTasks = 200_000

@@ -19,8 +19,7 @@ import kotlin.system.exitProcess
  * - a fine-grained tree with no cut-off, fib(30) (832,039 forks per run), timed against the
  *   same tree with `async` + `awaitInline`, to show the cost per fork.
  *
- * Run: `mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.ForkJoinCoroutinesKt` (after
- * one `mvn -q install -DskipTests`)
+ * Run: `mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.ForkJoinCoroutinesKt`
  */
 fun main() {
     val a = LongArray(20_000_000) { (it % 1_000).toLong() }

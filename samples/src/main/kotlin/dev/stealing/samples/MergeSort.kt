@@ -39,8 +39,7 @@ const val CUTOFF = 8_192
  * `Dispatchers.Default`, alternately, 3 warm-up and 5 timed rounds each; checks every result
  * against `Arrays.sort` and prints the medians and how many children ran inline.
  *
- * Run: `mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.MergeSortKt` (after
- * one `mvn -q install -DskipTests`)
+ * Run: `mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.MergeSortKt`
  */
 fun main() {
     val input = IntArray(10_000_000)

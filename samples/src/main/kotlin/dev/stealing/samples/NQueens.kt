@@ -15,7 +15,7 @@ import kotlinx.coroutines.coroutineScope
  * per solve for n = 12, each exploring about a thousand boards), e.g. `-Dexec.args="12 4"` for a
  * finer grain (4,958 coroutines per solve), where the scheduler's own cost starts to show.
  *
- * Run: `mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.NQueensKt`
+ * Run: `mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.NQueensKt`
  */
 fun main(args: Array<String>) {
     val n = args.getOrNull(0)?.toInt() ?: 12

@@ -19,7 +19,7 @@ import java.util.stream.IntStream
  * a `ForkJoinPool` of the same size) and a plain loop. The loops are called from outside the
  * pool (`runBlocking`), so they move onto the shared pool and the caller waits.
  *
- * Run: `mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.ParallelLoopsKt`
+ * Run: `mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.ParallelLoopsKt`
  */
 fun main() {
     val cores = Runtime.getRuntime().availableProcessors()

@@ -20,7 +20,7 @@ import kotlinx.coroutines.coroutineScope
  * million coroutines: the sequential count is far faster. A real search does more per node (UTS
  * itself computes a SHA-1 per child) or stops spawning below some size.
  *
- * Run: `mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.UnbalancedTreeSearchKt`
+ * Run: `mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.UnbalancedTreeSearchKt`
  */
 fun main() {
     val tree = BinomialTree(seed = 22, rootChildren = 2_000, branching = 8, probability = 0.12475)

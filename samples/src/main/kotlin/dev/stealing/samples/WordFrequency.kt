@@ -16,7 +16,7 @@ import java.util.SplittableRandom
  * prints the 10 most frequent words, and compares `StealingDispatcher` (with `awaitInline` and
  * plain `await`) with `Dispatchers.Default`.
  *
- * Run: `mvn -q -pl samples exec:java -Dexec.mainClass=dev.stealing.samples.WordFrequencyKt`
+ * Run: `mvn -q -pl samples -am compile exec:java -Dexec.mainClass=dev.stealing.samples.WordFrequencyKt`
  */
 fun main() {
     val vocabulary = makeVocabulary(size = 4_000, SplittableRandom(7))
