@@ -1,5 +1,6 @@
 package dev.stealing
 
+import dev.stealing.testsupport.activeCount
 import dev.stealing.testsupport.eventually
 import dev.stealing.testsupport.runWithin
 import dev.stealing.testsupport.spin

@@ -1,6 +1,5 @@
 package dev.stealing.project
 
-import dev.stealing.PoolExecutorService
 import com.tngtech.archunit.base.DescribedPredicate
 import com.tngtech.archunit.core.domain.JavaAccess
 import com.tngtech.archunit.core.domain.JavaClass

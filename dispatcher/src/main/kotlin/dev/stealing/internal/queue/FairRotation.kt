@@ -195,9 +195,6 @@ internal class FairRotation {
         return appended
     }
 
-    /** Tokens in the active list, including appends still being written (tests: one per queue with work). */
-    fun activeCount(): Int = active.size()
-
     /**
      * Whether some fair queue may hold a task: for re-scans (idle workers, the starvation
      * monitor, quiescence). A few volatile reads of the active list's indices, however many

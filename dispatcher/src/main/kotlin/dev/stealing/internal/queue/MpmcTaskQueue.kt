@@ -136,9 +136,6 @@ internal class MpmcTaskQueue(
         }
     }
 
-    /** Capacity of the newest segment (tests: growth). */
-    fun tailCapacity(): Int = tail.capacity
-
     /** Any thread. A racy estimate of the number of queued tasks. */
     fun size(): Int {
         var n = 0L

@@ -347,9 +347,6 @@ internal class WorkDeque(
     /** Owner only. Every slot below this index has been cleared ([clearTaken]) or was cleared by the owner's take. */
     private var clearedBelow: Long = 0
 
-    /** Tests: the ring slots that still hold a reference, queued or not. */
-    fun heldReferences(): Int = array.count { it != null }
-
     /**
      * Any thread. Number of queued tasks; a racy estimate when read by other threads. `top` is
      * read first, both volatile: a reader that sees a task taken also sees every fork made

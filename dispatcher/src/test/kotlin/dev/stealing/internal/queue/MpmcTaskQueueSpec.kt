@@ -1,5 +1,6 @@
 package dev.stealing.internal.queue
 
+import dev.stealing.testsupport.tailCapacity
 import dev.stealing.testsupport.IdTask
 import dev.stealing.testsupport.runWithin
 import dev.stealing.testsupport.stressMultiplier

@@ -81,7 +81,9 @@ class WorkDequeLincheckSpec : FunSpec({
             .threads(3)
             .actorsPerThread(4)
             .actorsBefore(3)
-            .iterations(20 * stressMultiplier) // 40 took 176 s idle and over 300 s beside two burners; -Pstress runs 400
+            // 40 took 176 s idle and over 300 s beside two burners, so the default build runs 10;
+            // -Pstress runs 20 per multiplier (400).
+            .iterations(if (stressMultiplier > 1) 20 * stressMultiplier else 10)
             .invocationsPerIteration(2_000)
             .sequentialSpecification(SequentialDeque::class.java)
             .check(WorkDequeLincheckModel::class)

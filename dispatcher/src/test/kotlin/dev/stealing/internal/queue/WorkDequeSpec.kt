@@ -2,6 +2,7 @@ package dev.stealing.internal.queue
 
 import dev.stealing.StealingDispatcher
 import dev.stealing.internal.worker.Worker
+import dev.stealing.testsupport.heldReferences
 import dev.stealing.testsupport.IdTask
 import dev.stealing.testsupport.stressMultiplier
 import io.kotest.core.spec.style.FunSpec

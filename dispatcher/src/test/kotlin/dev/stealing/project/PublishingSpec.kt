@@ -1,4 +1,4 @@
-package dev.stealing
+package dev.stealing.project
 
 import io.kotest.assertions.withClue
 import io.kotest.core.spec.style.FunSpec
