@@ -36,7 +36,7 @@ import kotlin.coroutines.CoroutineContext
  * cancelled, as with kotlinx's executor dispatchers), queued work still runs, and the queue
  * leaves the rotation once drained. [cancelPending] discards the backlog instead.
  */
-public class FairQueueDispatcher internal constructor(
+public sealed class FairQueueDispatcher(
     private val pool: WorkStealingPool,
     /** The queue itself: the pool's engine of this fair queue. */
     private val queue: FairQueue,
@@ -117,8 +117,23 @@ public class FairQueueStats internal constructor(
     public val discarded: Long,
     public val closed: Boolean,
 ) {
-    internal constructor(s: FairQueueSnapshot) : this(s.name, s.weight, s.depth, s.executed, s.discarded, s.closed)
-
     override fun toString(): String =
         "FairQueueStats(name=$name, weight=$weight, depth=$depth, executed=$executed, discarded=$discarded, closed=$closed)"
 }
+
+/** The figures of [s], the engine's snapshot of one fair queue. Synthetic: Java sees no engine type. */
+@JvmSynthetic
+internal fun fairQueueStatsOf(s: FairQueueSnapshot): FairQueueStats =
+    FairQueueStats(s.name, s.weight, s.depth, s.executed, s.discarded, s.closed)
+
+/**
+ * The fair queue [queue] of [pool]. [FairQueueDispatcher] is sealed and this is its one
+ * implementation, so that its constructor, which takes engine types, is not Java's to call:
+ * a sealed class's constructor is private in the bytecode.
+ */
+@JvmSynthetic
+internal fun fairQueueDispatcherOf(pool: WorkStealingPool, queue: FairQueue): FairQueueDispatcher =
+    PoolFairQueueDispatcher(pool, queue)
+
+/** See [fairQueueDispatcherOf]. */
+private class PoolFairQueueDispatcher(pool: WorkStealingPool, queue: FairQueue) : FairQueueDispatcher(pool, queue)

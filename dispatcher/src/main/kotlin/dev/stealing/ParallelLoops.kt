@@ -152,6 +152,7 @@ public suspend fun <T> Array<T>.parallelSortWith(comparator: Comparator<in T>) {
 
 /** Runs [loop] over `first..last` where the caller is (see the comment at the top); its accumulator. For the inline loops above. */
 @PublishedApi
+@JvmSynthetic // called by the inline functions compiled into their callers; Java does not see it
 internal suspend fun runRangeLoop(first: Int, last: Int, loop: RangeLoop): Any? =
     runSuspendRangeLoop(::poolOf, StealingDispatcher, first, last, loop)
 

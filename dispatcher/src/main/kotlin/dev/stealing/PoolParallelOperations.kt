@@ -21,6 +21,7 @@ import java.util.function.ObjIntConsumer
 import java.util.function.Supplier
 
 /** The [ParallelOperations] of a pool: what [StealingDispatcher] delegates them to. */
+@JvmSynthetic
 internal fun parallelOperationsOf(pool: WorkStealingPool): ParallelOperations = PoolParallelOperations(pool)
 
 /**

@@ -56,7 +56,7 @@ import kotlin.coroutines.CoroutineContext
  * [executor] throws [RejectedExecutionException], and [fairQueue] [IllegalStateException].
  */
 public class StealingDispatcher private constructor(
-    internal val pool: WorkStealingPool,
+    @get:JvmSynthetic internal val pool: WorkStealingPool, // synthetic: Java sees no getter of the engine
     private val isShared: Boolean,
 ) : ExecutorCoroutineDispatcher(), Delay, ParallelOperations by parallelOperationsOf(pool) {
 
@@ -189,11 +189,11 @@ public class StealingDispatcher private constructor(
     public fun fairQueue(name: String? = null, weight: Int = 1): FairQueueDispatcher {
         val queue = pool.newFairQueue(name, weight) // the arguments first; on a closed pool it is closed and unregistered
         check(!pool.isShutdown()) { "${pool.label()} is closed: cannot create fair queue ${name ?: queue.name}" }
-        return FairQueueDispatcher(pool, queue)
+        return fairQueueDispatcherOf(pool, queue)
     }
 
     /** A snapshot of this pool's counters and queue depths. */
-    public fun stats(): StealingStats = StealingStats(pool.stats())
+    public fun stats(): StealingStats = stealingStatsOf(pool.stats())
 
     /**
      * Stops intake, runs everything already accepted, and waits for the pool's threads (its

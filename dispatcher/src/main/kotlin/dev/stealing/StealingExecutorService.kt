@@ -210,6 +210,7 @@ public sealed interface StealingExecutorService : ScheduledExecutorService, Auto
 }
 
 /** The [StealingExecutorService] over [engine], the executor of one pool (its `StealingDispatcher.executor`). */
+@JvmSynthetic
 internal fun executorServiceOf(engine: PoolExecutor): StealingExecutorService = PoolExecutorFace(engine)
 
 /**

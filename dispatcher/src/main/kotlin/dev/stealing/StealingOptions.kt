@@ -218,6 +218,7 @@ public class StealingOptions(
     )
 
     /** The engine's configuration: these options in its own types. */
+    @JvmSynthetic
     internal fun toPoolConfig(): PoolConfig = PoolConfig(
         daemon, exceptionHandler?.let { h -> BiConsumer { task, e -> h.handleException(task, e) } }, spinRounds,
         globalCheckInterval, initialDequeCapacity, maxInlineDepth, propagateContext, maxThreads, keepAlive,

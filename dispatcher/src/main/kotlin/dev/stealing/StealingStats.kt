@@ -69,7 +69,7 @@ import dev.stealing.internal.pool.RunState
  *   first, a cancelled `delay` or delayed task), each removed from its worker's timers at once.
  * @property state where the pool is in its life cycle.
  */
-public class StealingStats internal constructor(snapshot: PoolSnapshot) {
+public sealed class StealingStats(snapshot: PoolSnapshot) {
     public val name: String = snapshot.name
     public val parallelism: Int = snapshot.parallelism
     public val threads: Int = snapshot.threads
@@ -101,7 +101,7 @@ public class StealingStats internal constructor(snapshot: PoolSnapshot) {
     public val forksStolen: Long = snapshot.forksStolen
     public val loopPieces: Long = snapshot.loopPieces
     public val loopSplits: Long = snapshot.loopSplits
-    public val fairQueues: List<FairQueueStats> = snapshot.fairQueues.map(::FairQueueStats)
+    public val fairQueues: List<FairQueueStats> = snapshot.fairQueues.map(::fairQueueStatsOf)
     public val pendingTimers: List<Int> = snapshot.pendingTimers
     public val timersFromOutside: Long = snapshot.timersFromOutside
     public val timersFired: Long = snapshot.timersFired
@@ -214,3 +214,14 @@ private fun pinningOf(s: PoolSnapshot): StealingStats.Pinning {
     }
     return StealingStats.Pinning(mode, s.pinnedCpus, failure)
 }
+
+/**
+ * The figures of [snapshot], the engine's snapshot of a pool. [StealingStats] is sealed and this
+ * is its one implementation, so that its constructor, which takes an engine type, is not Java's
+ * to call: a sealed class's constructor is private in the bytecode.
+ */
+@JvmSynthetic
+internal fun stealingStatsOf(snapshot: PoolSnapshot): StealingStats = PoolStealingStats(snapshot)
+
+/** See [stealingStatsOf]. */
+private class PoolStealingStats(snapshot: PoolSnapshot) : StealingStats(snapshot)

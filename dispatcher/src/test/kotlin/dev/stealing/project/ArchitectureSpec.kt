@@ -75,6 +75,8 @@ class ArchitectureSpec : FunSpec({
         val allowed = mapOf(
             "dev.stealing.PoolExecutorFace" to "the one implementation of the sealed StealingExecutorService, which Kotlin keeps in its package",
             "dev.stealing.PoolParallelOperations" to "the one implementation of the sealed ParallelOperations, which StealingDispatcher delegates to",
+            "dev.stealing.PoolFairQueueDispatcher" to "the one implementation of the sealed FairQueueDispatcher, sealed so that Java cannot call its constructor of engine types",
+            "dev.stealing.PoolStealingStats" to "the one implementation of the sealed StealingStats, sealed so that Java cannot call its constructor of an engine type",
         )
         val kotlinClass = DescribedPredicate.describe<JavaClass>("a Kotlin class (not a file facade)") {
             it.reflect().getAnnotation(Metadata::class.java)?.kind == 1
