@@ -36,7 +36,8 @@ class MultiJvmReport(private val options: Options, private val args: Array<Strin
                 println("=== JVM $k of ${options.jvms}")
                 val out = File(scratch, "jvm-$k")
                 val file = File(scratch, "samples-$k.tsv")
-                val code = ProcessBuilder(command(out, file)).inheritIO().start().waitFor()
+                val code = ProcessBuilder(command(out, file)).inheritIO()
+                    .apply { environment()[JVM_LABEL_ENV] = "JVM $k of ${options.jvms}" }.start().waitFor()
                 if (!file.isFile) {
                     failures += "JVM $k exited with code $code and wrote no samples"
                     continue
@@ -94,6 +95,9 @@ class MultiJvmReport(private val options: Options, private val args: Array<Strin
     }
 
     companion object {
+        /** The environment variable that tells a child JVM which of the runs it is, for its [Progress] line. */
+        const val JVM_LABEL_ENV = "STEALING_REPORT_JVM"
+
         /** The option through which a parent tells a child where to write its samples. */
         const val SAMPLES_OUT = "--samples-out"
         private const val MAIN_CLASS = "dev.stealing.benchmarks.report.ReportKt"

@@ -39,8 +39,12 @@ class Report(private val options: Options) {
             "executors ${ids.joinToString()}")
         val subjects = ids.associateWith { ExecutorUnderTest.create(it, options.parallelism) }
         var idle: Map<String, Double> = emptyMap()
+        val total = options.warmupRounds + options.rounds
+        val progress = Progress(
+            total * workloads.filter { it.ownPools == null }.sumOf { it.executors.size } + workloads.count { it.ownPools != null },
+            System.getenv(MultiJvmReport.JVM_LABEL_ENV),
+        )
         try {
-            val total = options.warmupRounds + options.rounds
             for (round in 0 until total) {
                 val warm = round < options.warmupRounds
                 val tag = if (warm) "warm-up ${round + 1}/${options.warmupRounds}" else "round ${round - options.warmupRounds + 1}/${options.rounds}"
@@ -50,24 +54,32 @@ class Report(private val options: Options) {
                     System.gc()
                     val line = StringBuilder("[$tag] ${w.id.padEnd(18)}")
                     for (id in order) {
-                        if (id in broken) { line.append("  $id: skipped"); continue }
-                        Thread.sleep(SETTLE_MILLIS)
-                        val result = if (warm) warmUp(w, subjects.getValue(id), tag) else runOne(w, subjects.getValue(id), tag)
-                        if (result == null) { line.append("  $id: FAILED"); continue }
-                        val first = w.metrics.last()
-                        line.append("  $id ${fmt(result.getValue(first.id))} ${first.unit}")
-                        if (!warm) for ((metric, v) in result) samples.getOrPut(metric to id) { ArrayList() }.add(v)
+                        progress.starting(tag, w.id, id)
+                        try {
+                            if (id in broken) { line.append("  $id: skipped"); continue }
+                            Thread.sleep(SETTLE_MILLIS)
+                            val result = if (warm) warmUp(w, subjects.getValue(id), tag) else runOne(w, subjects.getValue(id), tag)
+                            if (result == null) { line.append("  $id: FAILED"); continue }
+                            val first = w.metrics.last()
+                            line.append("  $id ${fmt(result.getValue(first.id))} ${first.unit}")
+                            if (!warm) for ((metric, v) in result) samples.getOrPut(metric to id) { ArrayList() }.add(v)
+                        } finally {
+                            progress.finished()
+                        }
                     }
-                    println(line)
+                    progress.clearLine()
+                    println("${progress.summary()} $line")
                 }
             }
             for (w in workloads) {
                 val measure = w.ownPools ?: continue
                 System.gc()
-                println("[own pools] ${w.id} ...")
-                val result = runOwnPools(w.id, measure) ?: continue
+                progress.clearLine()
+                println("${progress.summary()} [own pools] ${w.id} ...")
+                progress.starting("own pools", w.id, "its pools")
+                val result = try { runOwnPools(w.id, measure) } finally { progress.finished(); progress.clearLine() } ?: continue
                 for ((key, values) in result) samples.getOrPut(key) { ArrayList() }.addAll(values)
-                println("[own pools] ${w.id}: " + result.entries.joinToString("; ") { (k, v) -> "${k.second} ${v.joinToString(" ") { fmt(it) }}" })
+                println("${progress.summary()} [own pools] ${w.id}: " + result.entries.joinToString("; ") { (k, v) -> "${k.second} ${v.joinToString(" ") { fmt(it) }}" })
             }
             if (options.idleSeconds > 0 && options.only == null) idle = measureIdle(subjects)
         } finally {
