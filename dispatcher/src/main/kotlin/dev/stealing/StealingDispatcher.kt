@@ -5,6 +5,8 @@ package dev.stealing
 import dev.stealing.internal.pool.AffinityDispatcher
 import dev.stealing.internal.pool.PoolExecutor
 import dev.stealing.internal.pool.WorkStealingPool
+import dev.stealing.internal.pool.captured
+import dev.stealing.internal.pool.forkOrReject
 import dev.stealing.internal.pool.label
 import dev.stealing.internal.pool.rejectContinuation
 import dev.stealing.internal.worker.runManagedBlocker
@@ -137,7 +139,7 @@ public class StealingDispatcher private constructor(
      * @param task the task to call; its result completes the returned [ForkedTask].
      * @throws RejectedExecutionException if the pool is shut down.
      */
-    public fun <T> fork(task: Callable<T>): ForkedTask<T> = ForkedTask(poolExecutor.captured(task)).also { poolExecutor.fork(it) }
+    public fun <T> fork(task: Callable<T>): ForkedTask<T> = ForkedTask(pool.captured(task)).also { pool.forkOrReject(it) }
 
     /**
      * A dispatcher for work keyed by [key]: every task dispatched through it runs on one and the

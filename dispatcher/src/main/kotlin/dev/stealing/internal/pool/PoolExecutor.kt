@@ -40,11 +40,8 @@ internal class PoolExecutor(
         if (!pool.execute(task)) reject(command)
     }
 
-    /** [callable] with the calling thread's context captured, if the pool propagates it: what a forked task calls. */
-    fun <T> captured(callable: Callable<T>): Callable<T> = if (propagateContext) ContextCapture.wrap(callable) else callable
-
-    /** Forks [task] (made by the API from [captured]): queued like [execute], joinable with inlining. */
-    fun fork(task: JoinableTask): Unit = pool.forkOrReject(task)
+    /** [callable] with the calling thread's context captured, if the pool propagates it: what a task calls. */
+    private fun <T> captured(callable: Callable<T>): Callable<T> = pool.captured(callable)
 
     /** The task behind `submit`, `invokeAll` and `invokeAny`: `cancel(true)` interrupts it while it runs. */
     @Suppress("UNCHECKED_CAST")
@@ -167,11 +164,11 @@ internal fun poolOfCallingWorker(): WorkStealingPool = (Thread.currentThread() a
             "in Kotlin StealingDispatcher.fork(task))",
     )
 
-/** [callable] with the calling thread's context captured, if this pool propagates it ([PoolExecutor.captured]). */
+/** [callable] with the calling thread's context captured, if this pool propagates it: what a forked task calls. */
 internal fun <T> WorkStealingPool.captured(callable: Callable<T>): Callable<T> =
     if (config.propagateContext) ContextCapture.wrap(callable) else callable
 
-/** Forks [task] onto this pool ([PoolExecutor.fork]), or throws [RejectedExecutionException]. */
+/** Forks [task] (its callable made by [captured]) onto this pool, or throws [RejectedExecutionException]. */
 internal fun WorkStealingPool.forkOrReject(task: JoinableTask) {
     if (!fork(task)) throw rejection(task)
 }

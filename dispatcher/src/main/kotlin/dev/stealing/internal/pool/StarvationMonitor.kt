@@ -183,8 +183,10 @@ internal class StarvationMonitor(
         val workWaiting = pool.hasVisibleWork()
         var anyStarted = false // a task started on some worker since the previous look
         var running = 0 // workers inside a task and not blocked
-        // At most one presumption per interval: a look after one within the same interval injects none.
-        var injected = looksSinceInjection < LOOKS_PER_INTERVAL
+        if (looksSinceInjection < LOOKS_PER_INTERVAL) looksSinceInjection++
+        // At most one presumption per interval: none in the look after one (LOOKS_PER_INTERVAL = 2).
+        val mayPresume = looksSinceInjection >= LOOKS_PER_INTERVAL
+        var injected = false // in this look
         var timersHeld = false
         var timersOverdue = false
         val now = System.nanoTime()
@@ -214,7 +216,7 @@ internal class StarvationMonitor(
                 return@forEach
             }
             watch.looksWithoutStart++
-            if (injected || !workWaiting || w.idleNode.blockState != BlockState.NOT_BLOCKED) return@forEach
+            if (!mayPresume || injected || !workWaiting || w.idleNode.blockState != BlockState.NOT_BLOCKED) return@forEach
             val state = w.state
             val waiting = state == State.BLOCKED || state == State.WAITING || state == State.TIMED_WAITING
             val stalled = watch.looksWithoutStart >= if (waiting) WAITING_STALL_LOOKS else RUNNABLE_STALL_LOOKS
@@ -224,7 +226,6 @@ internal class StarvationMonitor(
                 looksSinceInjection = 0
             }
         }
-        if (looksSinceInjection < LOOKS_PER_INTERVAL) looksSinceInjection++
         if (timersOverdue) pool.idle.signalWork() // a woken searcher takes them (WorkerTimers.takeOthersDueTimers)
         // Backstop: work waits and no worker counts as active. By the parking proof this does
         // not happen (docs/parking.md); if a re-scan ever missed work, wake or start a worker now.
@@ -249,7 +250,7 @@ internal class StarvationMonitor(
     /** Looks in a row that found work waiting, no task started and capacity unused. This thread only. */
     private var stalledLooks = 0
 
-    /** Looks since the last presumption, up to [LOOKS_PER_INTERVAL] (which allows the next one). This thread only. */
+    /** Looks since the last presumption, counting the current one, up to [LOOKS_PER_INTERVAL] (which allows the next). This thread only. */
     private var looksSinceInjection = LOOKS_PER_INTERVAL
 
     /** Time between two looks: the interval over [LOOKS_PER_INTERVAL]. */
