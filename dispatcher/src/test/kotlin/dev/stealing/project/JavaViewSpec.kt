@@ -55,21 +55,22 @@ private fun isVisibleNesting(c: Class<*>): Boolean {
 private fun isEngine(c: Class<*>): Boolean = c.name.startsWith("dev.stealing.internal.")
 
 /** Every class a (generic) type names, and its raw uses of generic classes, as messages. */
-private fun problemsOf(type: Type, where: String, out: MutableList<String>, topLevel: Boolean = true) {
+private fun problemsOf(type: Type, where: String, out: MutableList<String>) {
     when (type) {
         is Class<*> -> {
             val c = generateSequence(type) { it.componentType }.last()
             if (isEngine(c)) out += "$where: the engine type ${c.name}"
-            // A generic class as a plain Class in a generic signature is a raw use. Object's
-            // members (equals, getClass) are the JDK's own, and Class<?> literals are not ours.
+            // A generic class as a plain Class in a generic signature is a raw use. Class<?>
+            // literals are not ours.
             if (c.typeParameters.isNotEmpty() && c != Class::class.java) out += "$where: raw ${c.name}"
         }
         is ParameterizedType -> {
-            problemsOf(type.rawType, where, out, topLevel).also { out.removeIf { it == "$where: raw ${(type.rawType as Class<*>).name}" } }
-            type.actualTypeArguments.forEach { problemsOf(it, where, out, false) }
+            val raw = type.rawType as Class<*>
+            if (isEngine(raw)) out += "$where: the engine type ${raw.name}"
+            type.actualTypeArguments.forEach { problemsOf(it, where, out) }
         }
-        is GenericArrayType -> problemsOf(type.genericComponentType, where, out, false)
-        is WildcardType -> (type.upperBounds + type.lowerBounds).forEach { problemsOf(it, where, out, false) }
+        is GenericArrayType -> problemsOf(type.genericComponentType, where, out)
+        is WildcardType -> (type.upperBounds + type.lowerBounds).forEach { problemsOf(it, where, out) }
         // Type variables: their bounds are declared once, on the class or method.
     }
 }
