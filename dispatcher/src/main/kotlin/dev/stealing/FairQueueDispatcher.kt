@@ -109,7 +109,7 @@ public sealed class FairQueueDispatcher(
  * @property discarded tasks dropped by [FairQueueDispatcher.cancelPending].
  * @property closed whether it was closed (it stays listed until drained).
  */
-public class FairQueueStats internal constructor(
+public sealed class FairQueueStats(
     public val name: String,
     public val weight: Int,
     public val depth: Int,
@@ -121,9 +121,16 @@ public class FairQueueStats internal constructor(
         "FairQueueStats(name=$name, weight=$weight, depth=$depth, executed=$executed, discarded=$discarded, closed=$closed)"
 }
 
-/** The figures of [s], the engine's snapshot of one fair queue. Synthetic: Java sees no engine type. */
+/**
+ * The figures of [s], the engine's snapshot of one fair queue. Synthetic: Java sees no engine
+ * type. [FairQueueStats] is sealed and [SnapshotFairQueueStats] its one implementation, so that
+ * Java cannot construct one (a sealed class's constructor is private in the bytecode).
+ */
 @JvmSynthetic
-internal fun fairQueueStatsOf(s: FairQueueSnapshot): FairQueueStats =
+internal fun fairQueueStatsOf(s: FairQueueSnapshot): FairQueueStats = SnapshotFairQueueStats(s)
+
+/** See [fairQueueStatsOf]. */
+private class SnapshotFairQueueStats(s: FairQueueSnapshot) :
     FairQueueStats(s.name, s.weight, s.depth, s.executed, s.discarded, s.closed)
 
 /**

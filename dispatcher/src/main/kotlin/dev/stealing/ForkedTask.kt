@@ -40,7 +40,7 @@ import java.util.concurrent.TimeoutException
  * [cancel] (the rule of `ForkJoinTask`): a fork/join tree cancels by completion, not by
  * interrupting the threads that happen to run its parts.
  */
-public class ForkedTask<T> internal constructor(callable: Callable<T>) : JoinableTask(callable), RunnableFuture<T> {
+public sealed class ForkedTask<T>(callable: Callable<T>) : JoinableTask(callable), RunnableFuture<T> {
     // The state and the protocol (the claim, the inline join, helping the thief, blocking) are
     // the engine's JoinableTask, which this class extends: a fork is one object.
 
@@ -131,7 +131,18 @@ public class ForkedTask<T> internal constructor(callable: Callable<T>) : Joinabl
         @JvmStatic
         public fun <T> fork(task: Callable<T>): ForkedTask<T> {
             val pool = poolOfCallingWorker()
-            return ForkedTask(pool.captured(task)).also { pool.forkOrReject(it) }
+            return forkedTask(pool.captured(task)).also { pool.forkOrReject(it) }
         }
     }
 }
+
+/**
+ * A new, unforked task that calls [callable]. [ForkedTask] is sealed and this is its one
+ * implementation, so that Java cannot construct one: a sealed class's constructor is private in
+ * the bytecode, and this function is synthetic.
+ */
+@JvmSynthetic
+internal fun <T> forkedTask(callable: Callable<T>): ForkedTask<T> = PoolForkedTask(callable)
+
+/** See [forkedTask]. */
+private class PoolForkedTask<T>(callable: Callable<T>) : ForkedTask<T>(callable)

@@ -81,7 +81,7 @@ public class StealingDispatcher private constructor(
 
     /** The engine of [executor]; it makes its tasks as [ForkedTask]s. */
     @Suppress("UNCHECKED_CAST")
-    private val poolExecutor = PoolExecutor(pool, closeable = !isShared) { c -> ForkedTask(c as Callable<Any?>) }
+    private val poolExecutor = PoolExecutor(pool, closeable = !isShared) { c -> forkedTask(c as Callable<Any?>) }
 
     private val executorService = executorServiceOf(poolExecutor)
 
@@ -139,7 +139,7 @@ public class StealingDispatcher private constructor(
      * @param task the task to call; its result completes the returned [ForkedTask].
      * @throws RejectedExecutionException if the pool is shut down.
      */
-    public fun <T> fork(task: Callable<T>): ForkedTask<T> = ForkedTask(pool.captured(task)).also { pool.forkOrReject(it) }
+    public fun <T> fork(task: Callable<T>): ForkedTask<T> = forkedTask(pool.captured(task)).also { pool.forkOrReject(it) }
 
     /**
      * A dispatcher for work keyed by [key]: every task dispatched through it runs on one and the

@@ -158,7 +158,7 @@ public sealed class StealingStats(snapshot: PoolSnapshot) {
      * @property reason why pinning did not take (the workers concerned run unpinned); null when
      *   it took everywhere or was not asked for.
      */
-    public class Pinning internal constructor(
+    public sealed class Pinning(
         public val mode: Mode,
         public val cpus: List<Int>,
         public val reason: String?,
@@ -207,13 +207,20 @@ private fun stateOf(runState: Int): StealingStats.State = when (runState) {
 private fun pinningOf(s: PoolSnapshot): StealingStats.Pinning {
     val failure = s.pinningFailure
     val mode = when {
-        !s.pinThreads -> return StealingStats.Pinning(StealingStats.Pinning.Mode.OFF, emptyList(), null)
+        !s.pinThreads -> return SnapshotPinning(StealingStats.Pinning.Mode.OFF, emptyList(), null)
         failure != null && s.pinnedCpus.isEmpty() -> StealingStats.Pinning.Mode.OFF
         failure != null -> StealingStats.Pinning.Mode.PARTIAL
         else -> StealingStats.Pinning.Mode.ON
     }
-    return StealingStats.Pinning(mode, s.pinnedCpus, failure)
+    return SnapshotPinning(mode, s.pinnedCpus, failure)
 }
+
+/**
+ * The one implementation of [StealingStats.Pinning], which is sealed so that Java cannot
+ * construct one (a sealed class's constructor is private in the bytecode).
+ */
+private class SnapshotPinning(mode: StealingStats.Pinning.Mode, cpus: List<Int>, reason: String?) :
+    StealingStats.Pinning(mode, cpus, reason)
 
 /**
  * The figures of [snapshot], the engine's snapshot of a pool. [StealingStats] is sealed and this

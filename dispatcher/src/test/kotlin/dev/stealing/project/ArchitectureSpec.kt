@@ -77,6 +77,9 @@ class ArchitectureSpec : FunSpec({
             "dev.stealing.PoolParallelOperations" to "the one implementation of the sealed ParallelOperations, which StealingDispatcher delegates to",
             "dev.stealing.PoolFairQueueDispatcher" to "the one implementation of the sealed FairQueueDispatcher, sealed so that Java cannot call its constructor of engine types",
             "dev.stealing.PoolStealingStats" to "the one implementation of the sealed StealingStats, sealed so that Java cannot call its constructor of an engine type",
+            "dev.stealing.PoolForkedTask" to "the one implementation of the sealed ForkedTask, sealed so that Java cannot construct a task the pool did not make",
+            "dev.stealing.SnapshotFairQueueStats" to "the one implementation of the sealed FairQueueStats, sealed so that Java cannot construct figures the pool did not take",
+            "dev.stealing.SnapshotPinning" to "the one implementation of the sealed StealingStats.Pinning, for the same reason as SnapshotFairQueueStats",
         )
         val kotlinClass = DescribedPredicate.describe<JavaClass>("a Kotlin class (not a file facade)") {
             it.reflect().getAnnotation(Metadata::class.java)?.kind == 1

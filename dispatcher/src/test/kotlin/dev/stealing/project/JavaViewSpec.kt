@@ -14,6 +14,8 @@ import java.lang.reflect.Modifier
 import java.lang.reflect.ParameterizedType
 import java.lang.reflect.Type
 import java.lang.reflect.WildcardType
+import kotlin.reflect.KVisibility
+import kotlin.reflect.jvm.kotlinFunction
 
 // The API as a Java user sees it: what javac lets a caller name and what an IDE completes. Kotlin
 // compiles `internal` members as public (with a `$module` suffix on their names) and loses the
@@ -21,6 +23,8 @@ import java.lang.reflect.WildcardType
 // lists; this spec reads the compiled classes of the API package the way javac does (public and
 // protected, not synthetic: a `@JvmSynthetic` member is invisible to Java source) and fails on
 // - a member whose name has a '$' (a Kotlin `internal` member, public in the bytecode);
+// - a constructor or method that Kotlin declares `internal` or `private` and the bytecode makes
+//   public (an `internal constructor` keeps its name; so does a `@PublishedApi` function);
 // - a type of `dev.stealing.internal` anywhere in a member's signature, or as a supertype;
 // - a raw generic type (a generic class used without its type arguments) in a signature.
 
@@ -79,6 +83,9 @@ private fun javaVisible(m: Member): Boolean =
     !m.isSynthetic && (Modifier.isPublic(m.modifiers) || Modifier.isProtected(m.modifiers)) &&
         !(m is java.lang.reflect.Method && m.isBridge)
 
+private fun Any.parameterTypesOrEmpty(): String =
+    (this as? Executable)?.parameterTypes?.joinToString(", ", "(", ")") { it.simpleName } ?: ""
+
 /** What Java sees of [c] that it should not: one message per problem. */
 internal fun javaViewProblems(c: Class<*>): List<String> {
     val out = ArrayList<String>()
@@ -90,8 +97,18 @@ internal fun javaViewProblems(c: Class<*>): List<String> {
     val members = c.declaredConstructors.toList() + c.declaredMethods + c.declaredFields
     for (m in members.filter { javaVisible(it as Member) }) {
         val member = m as Member
-        val where = "${c.name}.${member.name}"
+        val where = if (m is java.lang.reflect.Constructor<*>) "${c.name} constructor" else "${c.name}.${member.name}"
         if (m !is java.lang.reflect.Constructor<*> && '$' in member.name) out += "$where: a name with '$' (a Kotlin internal member?)"
+        val kotlinVisibility = runCatching {
+            when (m) {
+                is java.lang.reflect.Constructor<*> -> m.kotlinFunction?.visibility
+                is java.lang.reflect.Method -> m.kotlinFunction?.visibility
+                else -> null
+            }
+        }.getOrNull()
+        if (kotlinVisibility == KVisibility.INTERNAL || kotlinVisibility == KVisibility.PRIVATE) {
+            out += "$where${m.parameterTypesOrEmpty()}: ${kotlinVisibility.name.lowercase()} in Kotlin, public to Java"
+        }
         when (m) {
             is Executable -> {
                 if (m is java.lang.reflect.Method) problemsOf(m.genericReturnType, "$where returns", out)
@@ -121,5 +138,16 @@ class JavaViewSpec : FunSpec({
             problems.count { "raw java.util.List" in it } shouldBe 1
             problems.size shouldBe 3
         }
+        val kotlinProblems = javaViewProblems(KotlinViewProbe::class.java)
+        withClue(kotlinProblems.joinToString("\n")) {
+            kotlinProblems.count { "internal in Kotlin, public to Java" in it } shouldBe 1
+            kotlinProblems.size shouldBe 1
+        }
     }
 })
+
+/** JavaViewSpec's self-check from Kotlin: an `internal constructor`, public in the bytecode. */
+class KotlinViewProbe internal constructor(val size: Int) {
+    /** Fine: public in Kotlin and Java. */
+    fun twice(): Int = size * 2
+}
