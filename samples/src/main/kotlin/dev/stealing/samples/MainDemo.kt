@@ -53,8 +53,10 @@ fun main() {
     val rounds = 5
     println("Stealing Dispatcher demo: ${roundsNote(warmUp, rounds)}")
     val times = rows.associate { it.second to ArrayList<Double>() }
+    val progress = Progress(warmUp + rounds)
     repeat(warmUp + rounds) { round ->
         for ((job, name, run) in rows) {
+            progress.show(round, "$job, $name")
             val start = System.nanoTime()
             val result = run()
             val ms = (System.nanoTime() - start) / 1e6
@@ -63,6 +65,7 @@ fun main() {
             if (round >= warmUp) times.getValue(name) += ms
         }
     }
+    progress.done()
     fjp.shutdown()
     println("%-30s %-38s %10s %8s".format("job", "executor", "median", "ratio"))
     for ((job, jobRows) in rows.groupBy { it.first }) {

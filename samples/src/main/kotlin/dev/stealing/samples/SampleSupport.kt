@@ -45,8 +45,10 @@ internal fun <T> compareDispatchers(
     for (c in contenders) runs += c.name to { runBlocking { withContext(c.dispatcher) { parallel(c.inline) } } }
     if (sequential != null) runs += sequential
     val times = linkedMapOf<String, MutableList<Double>>()
+    val progress = Progress(warmUp + rounds)
     repeat(warmUp + rounds) { round ->
         for ((name, run) in runs) {
+            progress.show(round, name)
             reset()
             val start = System.nanoTime()
             val result = run()
@@ -55,10 +57,38 @@ internal fun <T> compareDispatchers(
             if (round >= warmUp) times.getOrPut(name) { ArrayList() } += ms
         }
     }
+    progress.done()
     val base = times.getValue(contenders.first().name).medianOf()
     for ((name, list) in times) {
         val m = list.medianOf()
         println("%-34s median %8.1f ms   %.2f x Default   (min %.1f, max %.1f)".format(name, m, m / base, list.min(), list.max()))
+    }
+}
+
+/**
+ * How far a sample's rounds have got, on standard error so that its table stays clean: on a
+ * terminal one line rewritten in place for every run, in a log one line per round.
+ */
+internal class Progress(private val rounds: Int) {
+    private val terminal = System.console() != null
+    private var lastRound = -1
+    private var width = 0
+
+    /** Round [round] (from 0) is about to run [what]. */
+    fun show(round: Int, what: String) {
+        val line = "round ${round + 1} of $rounds: $what"
+        if (terminal) {
+            System.err.print("\r" + line.padEnd(width))
+            width = maxOf(width, line.length)
+        } else if (round != lastRound) {
+            System.err.println("round ${round + 1} of $rounds")
+        }
+        lastRound = round
+    }
+
+    /** Clears the line on a terminal. */
+    fun done() {
+        if (terminal) System.err.print("\r" + " ".repeat(width) + "\r")
     }
 }
 
