@@ -116,11 +116,16 @@ private fun apiMembers(c: Class<*>): List<String> {
         .sorted()
 }
 
-private fun kotlinVisibility(m: Member, accessors: Map<Member, KVisibility?>): KVisibility? = runCatching {
+private fun kotlinVisibility(m: Member, accessors: Map<Member, KVisibility?>): KVisibility? = when (m) {
+    is Field -> runCatching { accessors[m] ?: m.kotlinProperty?.visibility }.getOrNull()
+    else -> functionVisibility(m) ?: accessors[m]
+}
+
+/** The Kotlin visibility of method or constructor [m] as declared; null for a field, a property accessor or Java code. */
+internal fun functionVisibility(m: Member): KVisibility? = runCatching {
     when (m) {
-        is Method -> m.kotlinFunction?.visibility ?: accessors[m]
+        is Method -> m.kotlinFunction?.visibility
         is Constructor<*> -> m.kotlinFunction?.visibility
-        is Field -> accessors[m] ?: m.kotlinProperty?.visibility
         else -> null
     }
 }.getOrNull()

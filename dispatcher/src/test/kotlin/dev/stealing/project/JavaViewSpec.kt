@@ -15,7 +15,6 @@ import java.lang.reflect.ParameterizedType
 import java.lang.reflect.Type
 import java.lang.reflect.WildcardType
 import kotlin.reflect.KVisibility
-import kotlin.reflect.jvm.kotlinFunction
 
 // The API as a Java user sees it: what javac lets a caller name and what an IDE completes. Kotlin
 // compiles `internal` members as public (with a `$module` suffix on their names) and loses the
@@ -83,9 +82,6 @@ private fun javaVisible(m: Member): Boolean =
     !m.isSynthetic && (Modifier.isPublic(m.modifiers) || Modifier.isProtected(m.modifiers)) &&
         !(m is java.lang.reflect.Method && m.isBridge)
 
-private fun Any.parameterTypesOrEmpty(): String =
-    (this as? Executable)?.parameterTypes?.joinToString(", ", "(", ")") { it.simpleName } ?: ""
-
 /** What Java sees of [c] that it should not: one message per problem. */
 internal fun javaViewProblems(c: Class<*>): List<String> {
     val out = ArrayList<String>()
@@ -99,15 +95,10 @@ internal fun javaViewProblems(c: Class<*>): List<String> {
         val member = m as Member
         val where = if (m is java.lang.reflect.Constructor<*>) "${c.name} constructor" else "${c.name}.${member.name}"
         if (m !is java.lang.reflect.Constructor<*> && '$' in member.name) out += "$where: a name with '$' (a Kotlin internal member?)"
-        val kotlinVisibility = runCatching {
-            when (m) {
-                is java.lang.reflect.Constructor<*> -> m.kotlinFunction?.visibility
-                is java.lang.reflect.Method -> m.kotlinFunction?.visibility
-                else -> null
-            }
-        }.getOrNull()
-        if (kotlinVisibility == KVisibility.INTERNAL || kotlinVisibility == KVisibility.PRIVATE) {
-            out += "$where${m.parameterTypesOrEmpty()}: ${kotlinVisibility.name.lowercase()} in Kotlin, public to Java"
+        val kotlinVisibility = functionVisibility(member)
+        if (m is Executable && (kotlinVisibility == KVisibility.INTERNAL || kotlinVisibility == KVisibility.PRIVATE)) {
+            val parameters = m.parameterTypes.joinToString(", ", "(", ")") { it.simpleName }
+            out += "$where$parameters: ${kotlinVisibility.name.lowercase()} in Kotlin, public to Java"
         }
         when (m) {
             is Executable -> {
