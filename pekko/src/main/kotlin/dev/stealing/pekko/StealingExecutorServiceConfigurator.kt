@@ -1,0 +1,114 @@
+package dev.stealing.pekko
+
+import com.typesafe.config.Config
+import dev.stealing.StealingDispatcher
+import dev.stealing.StealingOptions
+import dev.stealing.TaskExceptionHandler
+import org.apache.pekko.actor.ClassicActorSystemProvider
+import org.apache.pekko.dispatch.DispatcherPrerequisites
+import org.apache.pekko.dispatch.ExecutorServiceConfigurator
+import org.apache.pekko.dispatch.ExecutorServiceFactory
+import org.apache.pekko.dispatch.MonitorableThreadFactory
+import org.apache.pekko.event.Logging
+import java.util.concurrent.ExecutorService
+import java.util.concurrent.ThreadFactory
+
+/**
+ * An Apache Pekko executor that runs a dispatcher's actors on a [StealingDispatcher]. Named in a
+ * dispatcher's config, it needs no code, from Java or Scala:
+ *
+ * ```hocon
+ * my-dispatcher {
+ *   type = Dispatcher
+ *   executor = "dev.stealing.pekko.StealingExecutorServiceConfigurator"
+ *   stealing-executor {
+ *     parallelism-min = 2      # as fork-join-executor: ceil(cores x factor) within min..max
+ *     parallelism-factor = 1.0
+ *     parallelism-max = 16
+ *     affinity = on            # each actor's mailbox on one worker, as affinity-pool-executor
+ *     # name = "accounts"      # thread-name prefix; default <system>-<dispatcher id>
+ *     # max-threads = 64       # threads counting those started while workers block
+ *     # keep-alive = 60s       # idle time before an extra thread retires
+ *   }
+ *   throughput = 5
+ * }
+ * ```
+ *
+ * or as `pekko.actor.default-dispatcher.executor` for every actor of the system. The defaults
+ * are in this module's `reference.conf`; a missing, unreadable or out-of-range value fails the
+ * creation of the dispatcher with an `IllegalArgumentException` that names the dispatcher and
+ * the key.
+ *
+ * Each dispatcher gets a pool of its own, created when the dispatcher first runs something.
+ * Pekko shuts a dispatcher's executor down when the dispatcher has had no actors for its
+ * `shutdown-timeout`, and when the actor system terminates; the pool then runs every task it
+ * had accepted (no mailbox run is dropped) and its threads exit. A dispatcher used again after
+ * that gets a new pool. The pool's `stats()` and Micrometer meters ([dev.stealing.StealingMetrics])
+ * are reached through [dispatcherOf]. A task that escapes with an exception (an actor's own
+ * failures are handled by its supervisor, not here) is published on the system's event stream as
+ * an error.
+ *
+ * Blocking inside an actor: `StealingDispatcher.managedBlock` (Java) or `blocking { }` (Kotlin)
+ * lets another thread run the other actors at once; an actor that blocks without saying so is
+ * noticed by the pool's starvation monitor, which compensates after `starvationInterval`. With
+ * `affinity = on`, mailboxes whose worker blocks wait for it, as keyed work does.
+ *
+ * @param config the dispatcher's config.
+ * @param prerequisites what Pekko gives every dispatcher (event stream, settings).
+ */
+public class StealingExecutorServiceConfigurator(
+    config: Config,
+    private val prerequisites: DispatcherPrerequisites,
+) : ExecutorServiceConfigurator(config, prerequisites) {
+    private val settings = StealingExecutorSettings.read(config, config.getString("id"))
+
+    /**
+     * Pekko's factory for the dispatcher [id]'s executor: each executor it creates is a new
+     * [StealingDispatcher]. [threadFactory] is used for its name only (the pool starts its own threads).
+     */
+    override fun createExecutorServiceFactory(id: String, threadFactory: ThreadFactory): ExecutorServiceFactory {
+        val name = settings.name.ifBlank {
+            val systemName = (threadFactory as? MonitorableThreadFactory)?.name() ?: prerequisites.settings().name()
+            "$systemName-$id"
+        }
+        return object : ExecutorServiceFactory {
+            override fun createExecutorService(): ExecutorService = newExecutorService(id, name)
+        }
+    }
+
+    private fun newExecutorService(id: String, name: String): ExecutorService {
+        val eventStream = prerequisites.eventStream()
+        val logSource = "StealingExecutor($name)"
+        var options = StealingOptions.DEFAULT
+            .withDaemon(prerequisites.settings().Daemonicity())
+            .withMaxThreads(settings.maxThreads)
+            .withExceptionHandler(TaskExceptionHandler { task, e ->
+                eventStream.publish(Logging.Error(e, logSource, StealingExecutorServiceConfigurator::class.java, "task $task failed"))
+            })
+        settings.keepAlive?.let { options = options.withKeepAlive(it) }
+        val dispatcher = StealingDispatcher(settings.parallelism, name, options)
+        return PekkoExecutorService(dispatcher, settings.affinity, PoolRegistry.register(prerequisites, id, dispatcher))
+    }
+
+    public companion object {
+        /**
+         * The pool that runs the actors of the dispatcher [dispatcherId] of [system], for its
+         * `stats()` or to bind `StealingMetrics` to it: the newest one, if the dispatcher was shut
+         * down and used again.
+         *
+         * @param system the actor system (typed or classic).
+         * @param dispatcherId the dispatcher's id, as in `DispatcherSelector.fromConfig(id)`.
+         * @throws IllegalArgumentException if the dispatcher does not run on this executor.
+         * @throws IllegalStateException if it has not run anything yet, or its pool was shut down.
+         */
+        @JvmStatic
+        public fun dispatcherOf(system: ClassicActorSystemProvider, dispatcherId: String): StealingDispatcher {
+            val dispatcher = system.classicSystem().dispatchers().lookup(dispatcherId)
+            return PoolRegistry.find(dispatcher.configurator().prerequisites(), dispatcherId)
+                ?: throw IllegalStateException(
+                    "dispatcher [$dispatcherId] has no running StealingDispatcher: it has not run anything yet, " +
+                        "its pool was shut down, or its executor is not ${StealingExecutorServiceConfigurator::class.java.name}",
+                )
+        }
+    }
+}
