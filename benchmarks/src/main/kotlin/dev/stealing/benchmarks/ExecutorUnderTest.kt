@@ -34,6 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger
  * | `lockwsq` | the lock + work-stealing-queue pool of part 3 of that series, [LockWsqPool] |
  * | `single` | `Executors.newSingleThreadExecutor()` as a dispatcher: one thread whatever the parallelism (message-passing workloads only) |
  * | `stpe` | `ScheduledThreadPoolExecutor(parallelism)`, the JDK's scheduled executor; as dispatcher via `asCoroutineDispatcher()` (timer workloads only) |
+ * | `stealing-affinity`, `affinity` | in the Pekko rows only ([PekkoShapes], which create their own actor systems; not created here): our Pekko executor with `affinity = on`, and Pekko's `affinity-pool-executor` (there `stealing`, `fjp` and `tpe` are our Pekko executor, `fork-join-executor` and `thread-pool-executor`) |
  *
  * Timers: `stealing` keeps them on its workers; `default` uses kotlinx's `DefaultExecutor`
  * thread; `fjp` uses the pool's own `schedule` on JDK 25 and later (kotlinx's executor
@@ -81,14 +82,18 @@ class ExecutorUnderTest private constructor(
 
     companion object {
         /** Every executor id, in the order tables list them. */
-        val ALL: List<String> = listOf("stealing", "stealing-inline", "stealing-forkjoin", "default", "fjp", "fjp-common", "tpe", "lock", "lockwsq", "single", "stpe")
+        val ALL: List<String> = listOf(
+            "stealing", "stealing-inline", "stealing-forkjoin", "stealing-affinity", "default", "fjp", "fjp-common", "tpe", "affinity",
+            "lock", "lockwsq", "single", "stpe",
+        )
 
         /**
          * The executors of Executor-path workloads (`stealing-inline` and `stealing-forkjoin` would
          * be the same as `stealing`; `single` runs the message-passing workloads only, `stpe` the timer
-         * workloads only, `fjp-common` the `CompletableFuture` workloads only).
+         * workloads only, `fjp-common` the `CompletableFuture` workloads only, `stealing-affinity` and
+         * `affinity` the Pekko rows only).
          */
-        val EXECUTORS: List<String> = ALL - "stealing-inline" - "stealing-forkjoin" - "single" - "stpe" - "fjp-common"
+        val EXECUTORS: List<String> = ALL - "stealing-inline" - "stealing-forkjoin" - "single" - "stpe" - "fjp-common" - "stealing-affinity" - "affinity"
 
         /**
          * Whether this JVM's `ForkJoinPool` is a `ScheduledExecutorService` (JDK 25 and later):
@@ -152,6 +157,7 @@ class ExecutorUnderTest private constructor(
                     val pool = ScheduledThreadPoolExecutor(parallelism, namedDaemons(name))
                     ExecutorUnderTest(id, parallelism, pool, pool.asCoroutineDispatcher(), false, false, null, null, "$name-") { shutdownAndJoin(pool) }
                 }
+                "stealing-affinity", "affinity" -> throw IllegalArgumentException("$id exists in the Pekko rows only (PekkoShapes)")
                 else -> throw IllegalArgumentException("executor must be one of $ALL, was '$id'")
             }
         }

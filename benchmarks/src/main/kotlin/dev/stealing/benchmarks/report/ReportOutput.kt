@@ -2,6 +2,7 @@ package dev.stealing.benchmarks.report
 
 import dev.stealing.benchmarks.CompletableFutureShapes
 import dev.stealing.benchmarks.ExecutorUnderTest
+import dev.stealing.benchmarks.PekkoShapes
 import org.knowm.xchart.BitmapEncoder
 import org.knowm.xchart.CategoryChart
 import org.knowm.xchart.CategoryChartBuilder
@@ -88,6 +89,14 @@ class ReportOutput(
             val parts = listOfNotNull(
                 vs(best, CompletableFutureWorkloads.FLOOR, "best peer, $best (floor)"),
                 vs(best, CompletableFutureWorkloads.GOAL, "best peer, $best (goal)"),
+            )
+            return verdictText(metric, ex, parts)
+        }
+        if (PekkoWorkloads.isPekko(metric) && ex == "stealing") {
+            val best = PekkoShapes.PEERS.filter { median(metric, it) != null }.minByOrNull { median(metric, it)!! } ?: return ""
+            val parts = listOfNotNull(
+                vs(best, PekkoWorkloads.GOAL, "best of Pekko's, $best (goal)"),
+                vs("fjp", PekkoWorkloads.FLOOR, "fork-join-executor (floor)"),
             )
             return verdictText(metric, ex, parts)
         }
@@ -362,6 +371,8 @@ class ReportOutput(
             "lockwsq" to java.awt.Color(0x8c564b),
             "single" to java.awt.Color(0x7f7f7f),
             "stpe" to java.awt.Color(0xbcbd22),
+            "stealing-affinity" to java.awt.Color(0xaec7e8),
+            "affinity" to java.awt.Color(0xffbb78),
         )
 
         fun median(values: List<Double>): Double {
