@@ -68,6 +68,11 @@ private val foreignNames: Map<String, String> = mapOf(
     "NaN" to "the double value a meter reads once its pool is garbage: a value, not a class",
     "Wait" to ".NET's Task.Wait, which runs the awaited task inline (docs/inlining.md compares)",
     "Remove" to "the operation of Duffy's thread-pool series that wait-inlining needs (docs/deque.md)",
+    // Apache Pekko's API, which docs/pekko.md names; Pekko is on the pekko module's class path, not this one's.
+    "Props.withDispatcher" to "Pekko's classic actor Props (org.apache.pekko.actor)",
+    "DispatcherSelector.fromConfig" to "Pekko's typed dispatcher selection (org.apache.pekko.actor.typed)",
+    "LoadMetrics" to "Pekko's interface for executors that report saturation (org.apache.pekko.dispatch)",
+    "BalancingDispatcher" to "Pekko's work-sharing dispatcher (org.apache.pekko.dispatch)",
 )
 
 /** One reference in a doc: its file, line and the text between the backticks (or the link's target). */

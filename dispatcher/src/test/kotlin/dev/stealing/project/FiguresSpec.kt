@@ -22,7 +22,7 @@ import java.io.File
 //    report names it (in backticks). Each of the four figures must equal, character for character
 //    (bold markers aside), the "x Default" or "x FJP" cell of that row in report.md (JDK 17) or
 //    report-temurin25.md (Temurin 25); "-" matches "-".
-// 2. Anywhere else in README.md, docs/java.md, docs/observability.md and docs/options.md (outside
+// 2. Anywhere else in README.md, docs/java.md, docs/observability.md, docs/options.md and docs/pekko.md (outside
 //    code blocks and code spans), a ratio is written as a link to the report it comes from (one of
 //    the full reports, or a committed report of some rows, such as benchmarks/results/loops.md),
 //    whose text is the figure and whose title names the cell:
@@ -43,7 +43,7 @@ private val reportPaths = mapOf(
 )
 
 /** The documents whose quoted ratios are checked (paths relative to the repository root). */
-private val quotingDocs = listOf("README.md", "docs/java.md", "docs/observability.md", "docs/options.md")
+private val quotingDocs = listOf("README.md", "docs/java.md", "docs/observability.md", "docs/options.md", "docs/pekko.md")
 
 /** One row of a report's main table: workload and executor, and every cell by its column's header. */
 internal data class ReportRow(val workload: String, val executor: String, val cells: Map<String, String>)
