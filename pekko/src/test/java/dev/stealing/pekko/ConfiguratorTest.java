@@ -22,16 +22,7 @@ class ConfiguratorTest {
     void anActorRepliesFromAWorkerOfThePool() {
         ActorTestKit kit = PekkoTestSystems.testKit("config-only", "name = \"accounts\"");
         try {
-            ActorRef<Ask> actor = kit.spawn(
-                    Behaviors.receiveMessage((Ask a) -> {
-                        a.replyTo().tell(Thread.currentThread().getName());
-                        return Behaviors.same();
-                    }),
-                    "echo",
-                    DispatcherSelector.fromConfig(PekkoTestSystems.DISPATCHER));
-            TestProbe<String> probe = kit.createTestProbe();
-            actor.tell(new Ask(probe.getRef()));
-            String thread = probe.receiveMessage(Duration.ofSeconds(30));
+            String thread = threadOfAnActor(kit);
             assertTrue(thread.startsWith("accounts-worker-"), thread);
 
             StealingDispatcher pool = StealingExecutorServiceConfigurator.dispatcherOf(kit.system(), PekkoTestSystems.DISPATCHER);
@@ -48,22 +39,27 @@ class ConfiguratorTest {
     void theDefaultNameIsTheSystemsAndTheDispatchersAndParallelismScalesAsForkJoinExecutor() {
         ActorTestKit kit = ActorTestKit.create("scaled", PekkoTestSystems.config("parallelism-max = 64\n parallelism-min = 3\n parallelism-factor = 0.5"));
         try {
-            ActorRef<Ask> actor = kit.spawn(
-                    Behaviors.receiveMessage((Ask a) -> {
-                        a.replyTo().tell(Thread.currentThread().getName());
-                        return Behaviors.same();
-                    }),
-                    "echo",
-                    DispatcherSelector.fromConfig(PekkoTestSystems.DISPATCHER));
-            TestProbe<String> probe = kit.createTestProbe();
-            actor.tell(new Ask(probe.getRef()));
-            String thread = probe.receiveMessage(Duration.ofSeconds(30));
+            String thread = threadOfAnActor(kit);
             assertTrue(thread.startsWith("scaled-" + PekkoTestSystems.DISPATCHER + "-worker-"), thread);
             int expected = Math.min(Math.max((int) Math.ceil(Runtime.getRuntime().availableProcessors() * 0.5), 3), 64);
             assertEquals(expected, StealingExecutorServiceConfigurator.dispatcherOf(kit.system(), PekkoTestSystems.DISPATCHER).getParallelism());
         } finally {
             kit.shutdownTestKit();
         }
+    }
+
+    /** The name of the thread on which an actor on the test dispatcher answers a message. */
+    private static String threadOfAnActor(ActorTestKit kit) {
+        ActorRef<Ask> actor = kit.spawn(
+                Behaviors.receiveMessage((Ask a) -> {
+                    a.replyTo().tell(Thread.currentThread().getName());
+                    return Behaviors.same();
+                }),
+                "echo",
+                DispatcherSelector.fromConfig(PekkoTestSystems.DISPATCHER));
+        TestProbe<String> probe = kit.createTestProbe();
+        actor.tell(new Ask(probe.getRef()));
+        return probe.receiveMessage(Duration.ofSeconds(30));
     }
 
     @Test
