@@ -98,8 +98,9 @@ public class StealingExecutorServiceConfigurator(
          *
          * @param system the actor system (typed or classic).
          * @param dispatcherId the dispatcher's id, as in `DispatcherSelector.fromConfig(id)`.
-         * @throws IllegalArgumentException if the dispatcher does not run on this executor.
-         * @throws IllegalStateException if it has not run anything yet, or its pool was shut down.
+         * @throws IllegalStateException if the dispatcher has not run anything yet, its pool was
+         *   shut down, or it does not run on this executor (Pekko's own `ConfigurationException`
+         *   if the system has no dispatcher [dispatcherId]).
          */
         @JvmStatic
         public fun dispatcherOf(system: ClassicActorSystemProvider, dispatcherId: String): StealingDispatcher {

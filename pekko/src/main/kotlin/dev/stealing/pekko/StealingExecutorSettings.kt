@@ -12,8 +12,6 @@ import kotlin.math.ceil
  * with a message that says where to look.
  */
 internal class StealingExecutorSettings(
-    /** The dispatcher's id, for messages. */
-    val dispatcherId: String,
     /** Worker threads: the scaled parallelism, as Pekko's fork-join-executor computes it. */
     val parallelism: Int,
     /** The pool's name; blank: the actor system's name and the dispatcher's id. */
@@ -50,7 +48,6 @@ internal class StealingExecutorSettings(
                 "must be positive, was $keepAlive"
             }
             return StealingExecutorSettings(
-                dispatcherId = dispatcherId,
                 parallelism = scaledParallelism(min, factor, max, Runtime.getRuntime().availableProcessors()),
                 name = reader.string("name"),
                 affinity = reader.boolean("affinity"),

@@ -22,8 +22,6 @@ object Account {
     /** Adds [amount] (negative: a withdrawal, refused if the balance would go below zero). */
     data class Change(val amount: Long, val replyTo: ActorRef<Balance>) : Command
 
-    data class Get(val replyTo: ActorRef<Balance>) : Command
-
     /** The balance after a command, and where the command ran. */
     data class Balance(val accountId: String, val balance: Long, val refused: Boolean, val node: String, val thread: String) : CborSerializable
 
@@ -34,10 +32,6 @@ object Account {
                 val refused = balance + c.amount < 0
                 if (!refused) balance += c.amount
                 c.replyTo.tell(Balance(accountId, balance, refused, node, Thread.currentThread().name))
-                Behaviors.same()
-            }
-            .onMessage(Get::class.java) { g ->
-                g.replyTo.tell(Balance(accountId, balance, false, node, Thread.currentThread().name))
                 Behaviors.same()
             }
             .build()
