@@ -29,6 +29,7 @@ import java.util.concurrent.ThreadFactory
  *     # name = "accounts"      # thread-name prefix; default <system>-<dispatcher id>
  *     # max-threads = 64       # threads counting those started while workers block
  *     # keep-alive = 60s       # idle time before an extra thread retires
+ *     # spin-rounds = 32       # how long a worker out of work looks before it parks
  *   }
  *   throughput = 5
  * }
@@ -86,6 +87,7 @@ public class StealingExecutorServiceConfigurator(
                 eventStream.publish(Logging.Error(e, logSource, StealingExecutorServiceConfigurator::class.java, "task $task failed"))
             })
         settings.keepAlive?.let { options = options.withKeepAlive(it) }
+        settings.spinRounds?.let { options = options.withSpinRounds(it) }
         val dispatcher = StealingDispatcher(settings.parallelism, name, options)
         return PekkoExecutorService(dispatcher, settings.affinity, PoolRegistry.register(prerequisites, id, dispatcher))
     }

@@ -22,6 +22,8 @@ internal class StealingExecutorSettings(
     val maxThreads: Int,
     /** An extra thread's idle time before it retires; null: the pool's default. */
     val keepAlive: Duration?,
+    /** How long a worker out of work keeps looking before it parks; null: the pool's default. */
+    val spinRounds: Int?,
 ) {
     companion object {
         /** The section's name in a dispatcher's config. */
@@ -47,12 +49,15 @@ internal class StealingExecutorSettings(
             reader.check("keep-alive", keepAlive == null || (!keepAlive.isNegative && !keepAlive.isZero)) {
                 "must be positive, was $keepAlive"
             }
+            val spinRounds = if (reader.has("spin-rounds")) reader.int("spin-rounds") else null
+            reader.check("spin-rounds", spinRounds == null || spinRounds >= 0) { "must be 0 or more, was $spinRounds" }
             return StealingExecutorSettings(
                 parallelism = scaledParallelism(min, factor, max, Runtime.getRuntime().availableProcessors()),
                 name = reader.string("name"),
                 affinity = reader.boolean("affinity"),
                 maxThreads = maxThreads,
                 keepAlive = keepAlive,
+                spinRounds = spinRounds,
             )
         }
 

@@ -20,7 +20,7 @@ class ConfiguratorTest {
 
     @Test
     void anActorRepliesFromAWorkerOfThePool() {
-        ActorTestKit kit = PekkoTestSystems.testKit("config-only", "name = \"accounts\"");
+        ActorTestKit kit = PekkoTestSystems.testKit("config-only", "name = \"accounts\"\n max-threads = 40");
         try {
             String thread = threadOfAnActor(kit);
             assertTrue(thread.startsWith("accounts-worker-"), thread);
@@ -29,6 +29,7 @@ class ConfiguratorTest {
             StealingStats stats = pool.stats();
             assertEquals("accounts", stats.getName());
             assertEquals(2, stats.getParallelism());
+            assertEquals(40, stats.getMaxThreads(), "max-threads reaches the pool");
             assertTrue(stats.getExecuted() >= 1, stats.toString());
         } finally {
             kit.shutdownTestKit();
@@ -80,6 +81,7 @@ class ConfiguratorTest {
         assertBadValue("keep-alive = 0s", "stealing-executor.keep-alive must be positive");
         assertBadValue("keep-alive = soon", "stealing-executor.keep-alive");
         assertBadValue("affinity = perhaps", "stealing-executor.affinity");
+        assertBadValue("spin-rounds = -1", "stealing-executor.spin-rounds must be 0 or more");
     }
 
     private static void assertBadValue(String setting, String expected) {
