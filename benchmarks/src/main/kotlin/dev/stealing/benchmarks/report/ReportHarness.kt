@@ -20,7 +20,8 @@ class Report(private val options: Options) {
     /** The workloads this run measures (after `--only`). */
     val workloads: List<Workload> = CoreWorkloads(options).workloads()
         .plus(MessagePassingWorkloads.workloads()).plus(LoopWorkloads.workloads()).plus(JavaForkJoinWorkloads.workloads())
-        .plus(CompletableFutureWorkloads.workloads()).plus(PekkoWorkloads(options).workloads()).filter { options.only == null || options.only.containsMatchIn(it.id) }
+        .plus(CompletableFutureWorkloads.workloads()).plus(PekkoWorkloads(options).workloads())
+        .plus(ChannelWorkloads(options).workloads()).filter { options.only == null || options.only.containsMatchIn(it.id) }
 
     private val samples = LinkedHashMap<Pair<String, String>, MutableList<Double>>()
     private val failures = ArrayList<String>()

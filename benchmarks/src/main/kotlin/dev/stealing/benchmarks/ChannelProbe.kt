@@ -1,0 +1,50 @@
+package dev.stealing.benchmarks
+
+/**
+ * The channel shapes ([ChannelShapes]) alternated in one JVM on a few executors, with the pool's
+ * counters per operation: where its tasks came from (own deque, global queue, steals) and how
+ * often a worker parked and was woken. Prints, per shape, each executor's mean ns per operation
+ * over 20 runs, for every round but the first, sorted; then the pool's counters of the last round.
+ *
+ * ```
+ * java -cp benchmarks/target/benchmarks.jar dev.stealing.benchmarks.ChannelProbe 2 sem-8-p,pc-rdv-1000 stealing,default 6
+ * ```
+ */
+object ChannelProbe {
+    private const val RUNS = 20
+
+    @JvmStatic
+    fun main(args: Array<String>) {
+        val p = args[0].toInt()
+        val shapes = args[1].split(',')
+        val executors = args.getOrElse(2) { "stealing,default" }.split(',').map { ExecutorUnderTest.create(it, p) }
+        val rounds = args.getOrElse(3) { "6" }.toInt()
+        try {
+            for (shape in shapes) {
+                val times = executors.associate { it.id to ArrayList<Double>() }
+                var counters = ""
+                repeat(rounds) { round ->
+                    for (ex in if (round % 2 == 0) executors else executors.reversed()) {
+                        val before = ex.stealing?.stats()
+                        var sum = 0.0
+                        repeat(RUNS) { sum += ChannelShapes.run(shape, ex) }
+                        if (round > 0) times.getValue(ex.id).add(sum / RUNS)
+                        val after = ex.stealing?.stats()
+                        if (before != null && after != null) {
+                            val ops = RUNS * ChannelShapes.OPS.toDouble()
+                            fun per(a: Long, b: Long) = "%.3f".format((a - b) / ops)
+                            counters = "tasks ${per(after.executed, before.executed)}, local ${per(after.localPops, before.localPops)}, " +
+                                "global ${per(after.globalPops, before.globalPops)}, steals ${per(after.steals, before.steals)} " +
+                                "of ${per(after.stealAttempts, before.stealAttempts)} attempts, parks ${per(after.parks, before.parks)}, " +
+                                "unparks ${per(after.unparks, before.unparks)}"
+                        }
+                    }
+                }
+                println("p=$p $shape: " + times.entries.joinToString("; ") { (id, v) -> "$id " + v.sorted().joinToString(" ") { "%.0f".format(it) } })
+                if (counters.isNotEmpty()) println("  stealing per operation: $counters")
+            }
+        } finally {
+            executors.forEach { it.close() }
+        }
+    }
+}
