@@ -13,6 +13,27 @@ package dev.stealing.benchmarks
 object ChannelProbe {
     private const val RUNS = 20
 
+    /** Longest one run may take before the probe prints the executor's threads and gives up. */
+    private const val RUN_LIMIT_SECONDS = 60L
+
+    private val driver = java.util.concurrent.Executors.newSingleThreadExecutor { r -> Thread(r, "probe-driver").apply { isDaemon = true } }
+
+    /** One run of [shape] on [ex] on a driver thread; on a run over the limit, prints the pool's counters and its threads, and throws. */
+    private fun runWatched(shape: String, ex: ExecutorUnderTest): Double {
+        val run = driver.submit(java.util.concurrent.Callable { ChannelShapes.run(shape, ex) })
+        try {
+            return run.get(RUN_LIMIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS)
+        } catch (e: java.util.concurrent.TimeoutException) {
+            println("$shape on ${ex.id}: no result within $RUN_LIMIT_SECONDS s; stats: ${ex.stealing?.stats()}")
+            for ((t, frames) in Thread.getAllStackTraces()) {
+                if (!t.name.startsWith(ex.threadNamePrefix) && t.name != "probe-driver") continue
+                println("  ${t.name} ${t.state}")
+                frames.take(12).forEach { println("      at $it") }
+            }
+            throw e
+        }
+    }
+
     @JvmStatic
     fun main(args: Array<String>) {
         val p = args[0].toInt()
@@ -27,7 +48,7 @@ object ChannelProbe {
                     for (ex in if (round % 2 == 0) executors else executors.reversed()) {
                         val before = ex.stealing?.stats()
                         var sum = 0.0
-                        repeat(RUNS) { sum += ChannelShapes.run(shape, ex) }
+                        repeat(RUNS) { sum += runWatched(shape, ex) }
                         if (round > 0) times.getValue(ex.id).add(sum / RUNS)
                         val after = ex.stealing?.stats()
                         if (before != null && after != null) {

@@ -48,9 +48,10 @@ class ChannelWorkloads(private val options: Options) {
     /**
      * Runs [shapes] at parallelism [p] on every executor: warm-up rounds, then the measured
      * rounds, rotated. A run has [ChannelShapes.OPS] operations, or as many as fit in
-     * [RUN_BUDGET_MILLIS] at the speed a first short run of that executor showed, so that a
-     * peer that takes tens of microseconds per hand-off (`ForkJoinPool(4)` on 2 cores, with a
-     * channel as a lock) still ends within the report's run limit; values are per operation.
+     * [RUN_BUDGET_MILLIS] at the slowest speed that executor has shown on the shape so far (a
+     * first short run, then every run), so that a peer that takes tens of microseconds per
+     * hand-off (`ForkJoinPool(4)` on 2 cores, with a channel as a lock) still ends within the
+     * report's run limit; values are per operation.
      */
     private fun measure(p: Int, shapes: List<String>): Map<Pair<String, String>, List<Double>> {
         val executors = ChannelShapes.EXECUTORS.map { ExecutorUnderTest.create(it, p) }
@@ -61,16 +62,17 @@ class ChannelWorkloads(private val options: Options) {
                 for (ex in rotate(executors, round)) {
                     for (shape in shapes) {
                         val key = metricId(p, shape) to ex.id
-                        val n = ops.getOrPut(key) {
-                            val nanosPerOp = ChannelShapes.run(shape, ex, PROBE_OPS)
-                            (RUN_BUDGET_MILLIS * 1e6 / nanosPerOp).toInt().coerceIn(PROBE_OPS, ChannelShapes.OPS)
-                        }
+                        val n = ops.getOrPut(key) { sized(ChannelShapes.OPS, ChannelShapes.run(shape, ex, PROBE_OPS)) }
                         Thread.sleep(SETTLE_MILLIS)
                         if (round < options.warmupRounds) {
                             val start = System.nanoTime()
-                            while (System.nanoTime() - start < WARMUP_MIN_MILLIS * 1_000_000 / 4) ChannelShapes.run(shape, ex, n)
+                            while (System.nanoTime() - start < WARMUP_MIN_MILLIS * 1_000_000 / 4) {
+                                ops[key] = sized(n, ChannelShapes.run(shape, ex, n))
+                            }
                         } else {
-                            values.getOrPut(key) { ArrayList() }.add(ChannelShapes.run(shape, ex, n))
+                            val nanosPerOp = ChannelShapes.run(shape, ex, n)
+                            values.getOrPut(key) { ArrayList() }.add(nanosPerOp)
+                            ops[key] = sized(n, nanosPerOp)
                         }
                     }
                 }
@@ -80,6 +82,15 @@ class ChannelWorkloads(private val options: Options) {
             executors.forEach { it.close() }
         }
     }
+
+    /**
+     * Operations for the next run of a shape: [current], or fewer if a run at [nanosPerOp] would
+     * take longer than [RUN_BUDGET_MILLIS]; never more than before, so an executor with a slow
+     * mode (`ForkJoinPool(4)` on 2 cores swings between about 4 and 60 us per hand-off) that
+     * showed it once stays within the run limit.
+     */
+    private fun sized(current: Int, nanosPerOp: Double): Int =
+        minOf(current, (RUN_BUDGET_MILLIS * 1e6 / nanosPerOp).toInt()).coerceAtLeast(PROBE_OPS)
 
     companion object {
         /** The groups of shapes, a workload each at each parallelism (so each stays within the report's run limit). */
