@@ -73,6 +73,10 @@ private val foreignNames: Map<String, String> = mapOf(
     "DispatcherSelector.fromConfig" to "Pekko's typed dispatcher selection (org.apache.pekko.actor.typed)",
     "LoadMetrics" to "Pekko's interface for executors that report saturation (org.apache.pekko.dispatch)",
     "BalancingDispatcher" to "Pekko's work-sharing dispatcher (org.apache.pekko.dispatch)",
+    // kotlinx.coroutines' own JMH benchmarks, whose shapes the channel rows follow (its repository's benchmarks/, not a published jar).
+    "SemaphoreBenchmark" to "kotlinx.coroutines' semaphore benchmark (benchmarks/src/jmh in its repository)",
+    "ChannelProducerConsumerBenchmark" to "kotlinx.coroutines' channel benchmark (benchmarks/src/jmh in its repository)",
+    "Blackhole.consumeCPU" to "JMH's unit of CPU work (org.openjdk.jmh.infra), on the benchmarks module's class path, not this one's",
 )
 
 /** One reference in a doc: its file, line and the text between the backticks (or the link's target). */
