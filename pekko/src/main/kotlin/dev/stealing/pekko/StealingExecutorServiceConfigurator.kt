@@ -30,6 +30,7 @@ import java.util.concurrent.ThreadFactory
  *     # max-threads = 64       # threads counting those started while workers block
  *     # keep-alive = 60s       # idle time before an extra thread retires
  *     # spin-rounds = 32       # how long a worker out of work looks before it parks
+ *     # blocking-context = on  # scala.concurrent.blocking compensates (off: no wrapper per run)
  *   }
  *   throughput = 5
  * }
@@ -49,8 +50,9 @@ import java.util.concurrent.ThreadFactory
  * failures are handled by its supervisor, not here) is published on the system's event stream as
  * an error.
  *
- * Blocking inside an actor: `StealingDispatcher.managedBlock` (Java) or `blocking { }` (Kotlin)
- * lets another thread run the other actors at once; an actor that blocks without saying so is
+ * Blocking inside an actor: `scala.concurrent.blocking { }` (Scala; with `blocking-context = on`,
+ * the default), `StealingDispatcher.managedBlock` (Java) or `blocking { }` (Kotlin) lets another
+ * thread run the other actors at once; an actor that blocks without saying so is
  * noticed by the pool's starvation monitor, which compensates after `starvationInterval`. With
  * `affinity = on`, mailboxes whose worker blocks wait for it, as keyed work does.
  *
@@ -89,7 +91,7 @@ public class StealingExecutorServiceConfigurator(
         settings.keepAlive?.let { options = options.withKeepAlive(it) }
         settings.spinRounds?.let { options = options.withSpinRounds(it) }
         val dispatcher = StealingDispatcher(settings.parallelism, name, options)
-        return PekkoExecutorService(dispatcher, settings.affinity, PoolRegistry.register(prerequisites, id, dispatcher))
+        return PekkoExecutorService(dispatcher, settings.affinity, settings.blockingContext, PoolRegistry.register(prerequisites, id, dispatcher))
     }
 
     public companion object {

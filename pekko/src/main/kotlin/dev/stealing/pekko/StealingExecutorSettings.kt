@@ -18,6 +18,8 @@ internal class StealingExecutorSettings(
     val name: String,
     /** Each mailbox on one worker. */
     val affinity: Boolean,
+    /** `scala.concurrent.blocking` inside an actor runs as a blocking region of its worker ([PoolBlockContext]). */
+    val blockingContext: Boolean,
     /** Most threads alive at once; 0: the pool's default. */
     val maxThreads: Int,
     /** An extra thread's idle time before it retires; null: the pool's default. */
@@ -55,6 +57,7 @@ internal class StealingExecutorSettings(
                 parallelism = scaledParallelism(min, factor, max, Runtime.getRuntime().availableProcessors()),
                 name = reader.string("name"),
                 affinity = reader.boolean("affinity"),
+                blockingContext = reader.boolean("blocking-context"),
                 maxThreads = maxThreads,
                 keepAlive = keepAlive,
                 spinRounds = spinRounds,

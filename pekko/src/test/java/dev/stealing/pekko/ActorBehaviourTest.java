@@ -73,30 +73,77 @@ class ActorBehaviourTest {
         }
     }
 
-    /** Blocks in managedBlock until [release] opens, after counting down [entered]. */
+    /** Blocks until [release] opens, counting down [entered] once inside its blocking call. */
     record Block(CountDownLatch entered, CountDownLatch release) {}
+
+    /** How an actor blocks: inside the blocking call, counts down [entered], then waits for [release]. */
+    interface BlockingCall {
+        void awaitIn(CountDownLatch entered, CountDownLatch release) throws Exception;
+    }
 
     @Test
     void actorsBlockingInManagedBlockLeaveThreadsForTheOthers() throws InterruptedException {
-        ActorTestKit kit = PekkoTestSystems.testKit("blocking", "");
+        blockingActorsLeaveThreadsForTheOthers("blocking", (entered, release) -> StealingDispatcher.managedBlock(new ForkJoinPool.ManagedBlocker() {
+            @Override
+            public boolean block() throws InterruptedException {
+                entered.countDown();
+                release.await();
+                return true;
+            }
+
+            @Override
+            public boolean isReleasable() {
+                return release.getCount() == 0;
+            }
+        }));
+    }
+
+    /** `scala.concurrent.blocking`, as a Scala actor writes it; without the executor's block context it would not compensate. */
+    @Test
+    void actorsBlockingInScalasBlockingLeaveThreadsForTheOthers() throws InterruptedException {
+        blockingActorsLeaveThreadsForTheOthers("scala-blocking", (entered, release) -> scala.concurrent.package$.MODULE$.blocking(() -> {
+            entered.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        }));
+    }
+
+    /** An actor's view of Scala's block context: the pool's by default, Scala's own with `blocking-context = off`. */
+    @Test
+    void blockingContextOffLeavesScalasDefault() {
+        for (String setting : new String[] {"", "blocking-context = off"}) {
+            ActorTestKit kit = PekkoTestSystems.testKit("block-context", setting);
+            try {
+                TestProbe<String> probe = kit.createTestProbe();
+                ActorRef<ActorRef<String>> actor = kit.spawn(Behaviors.receiveMessage((ActorRef<String> replyTo) -> {
+                    replyTo.tell(scala.concurrent.BlockContext.current().getClass().getSimpleName());
+                    return Behaviors.same();
+                }), "context", ON_POOL);
+                actor.tell(probe.getRef());
+                String context = probe.receiveMessage(WAIT);
+                assertEquals(setting.isEmpty(), context.equals("PoolBlockContext"), "with \"" + setting + "\": " + context);
+            } finally {
+                kit.shutdownTestKit();
+            }
+        }
+    }
+
+    /**
+     * Two actors block with [call] on a pool of two workers; a third actor still answers, and the
+     * pool counts both workers as blocked (compensation, not the starvation monitor's presumption).
+     */
+    private static void blockingActorsLeaveThreadsForTheOthers(String name, BlockingCall call) throws InterruptedException {
+        ActorTestKit kit = PekkoTestSystems.testKit(name, "");
         CountDownLatch release = new CountDownLatch(1);
         try {
             CountDownLatch entered = new CountDownLatch(2); // as many as the pool's workers
             for (int i = 0; i < 2; i++) {
                 ActorRef<Block> blocker = kit.spawn(Behaviors.receiveMessage((Block b) -> {
-                    b.entered().countDown();
-                    StealingDispatcher.managedBlock(new ForkJoinPool.ManagedBlocker() {
-                        @Override
-                        public boolean block() throws InterruptedException {
-                            b.release().await();
-                            return true;
-                        }
-
-                        @Override
-                        public boolean isReleasable() {
-                            return b.release().getCount() == 0;
-                        }
-                    });
+                    call.awaitIn(b.entered(), b.release());
                     return Behaviors.same();
                 }), "blocker-" + i, ON_POOL);
                 blocker.tell(new Block(entered, release));

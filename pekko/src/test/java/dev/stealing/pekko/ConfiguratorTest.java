@@ -81,6 +81,7 @@ class ConfiguratorTest {
         assertBadValue("keep-alive = 0s", "stealing-executor.keep-alive must be positive");
         assertBadValue("keep-alive = soon", "stealing-executor.keep-alive");
         assertBadValue("affinity = perhaps", "stealing-executor.affinity");
+        assertBadValue("blocking-context = sometimes", "stealing-executor.blocking-context");
         assertBadValue("spin-rounds = -1", "stealing-executor.spin-rounds must be 0 or more");
     }
 
