@@ -9,8 +9,8 @@ import java.util.concurrent.TimeUnit
  * [affinity] its keyed executor with the mailbox itself as the key (a mailbox's hash is its
  * identity, so each actor keeps one worker for its life, as on Pekko's affinity pool). With
  * [blockingContext] each run is wrapped in a [MailboxRun], so that `scala.concurrent.blocking`
- * inside an actor compensates ([PoolBlockContext]). Shutdown is the pool's: tasks accepted before it still run; [unregister]
- * runs once it is asked for.
+ * inside an actor compensates ([PoolBlockContext]). Shutdown is the pool's: tasks accepted
+ * before it still run; [unregister] runs once it is asked for.
  */
 internal class PekkoExecutorService(
     private val dispatcher: StealingDispatcher,
@@ -21,7 +21,7 @@ internal class PekkoExecutorService(
     private val executor = dispatcher.executor
 
     override fun execute(command: Runnable) {
-        val run = if (blockingContext) MailboxRun(command) else command // `scala.concurrent.blocking` inside compensates (PoolBlockContext)
+        val run = if (blockingContext) MailboxRun(command) else command
         if (affinity) dispatcher.affinityExecutor(command).execute(run) else executor.execute(run)
     }
 
