@@ -45,6 +45,15 @@ object BankCluster {
         }
     }
 
+    /** Waits until [system] sees exactly [members] members (any status), or throws after [timeout]. */
+    fun awaitMembers(system: ActorSystem<*>, members: Int, timeout: Duration) {
+        val deadline = System.nanoTime() + timeout.toNanos()
+        while (Cluster.get(system).state().members.count() != members) {
+            check(System.nanoTime() < deadline) { "the cluster did not come to $members members within $timeout" }
+            Thread.sleep(50)
+        }
+    }
+
     /** Asks [accountId] to add [amount]; the reply, or a failure after [timeout]. */
     fun change(system: ActorSystem<*>, accountId: String, amount: Long, timeout: Duration): CompletableFuture<Account.Balance> =
         account(system, accountId).ask({ replyTo: ActorRef<Account.Balance> -> Account.Change(amount, replyTo) }, timeout)

@@ -11,13 +11,14 @@ import java.util.concurrent.TimeUnit
 /**
  * A two-node bank cluster in one JVM (two actor systems on free ports of the loopback
  * interface): deposits and withdrawals to accounts on both nodes, every reply checked against a
- * ledger kept here, and both nodes' pools seen to run the work.
+ * ledger kept here, and both nodes' pools seen to run the work; then one node leaves, and the
+ * accounts it held answer from the other.
  */
 class BankClusterTest {
     private val timeout = Duration.ofSeconds(30)
 
     @Test
-    fun aTwoNodeClusterRunsItsAccountsOnBothNodesPools() {
+    fun aTwoNodeClusterRunsItsAccountsOnBothNodesPoolsAndSurvivesANodeLeaving() {
         val ports = freePorts(2)
         val nodes = ports.map { BankCluster.start(BankCluster.config(it, listOf(ports[0]))) }
         try {
@@ -26,6 +27,7 @@ class BankClusterTest {
             val rounds = 5
             val expected = LongArray(accounts)
             val nodesSeen = HashSet<String>()
+            val lastNodeOf = HashMap<String, String>()
             val threadsByAccount = HashMap<String, MutableSet<String>>()
             for (round in 0 until rounds) {
                 // Each round asks through the other node, alternately: a third of the asks cross the cluster.
@@ -41,6 +43,7 @@ class BankClusterTest {
                     assertEquals(refused, reply.refused, "account-$i, round $round")
                     assertEquals(expected[i], reply.balance, "account-$i, round $round")
                     nodesSeen += reply.node
+                    lastNodeOf[reply.accountId] = reply.node
                     threadsByAccount.getOrPut(reply.accountId) { HashSet() } += reply.thread
                 }
             }
@@ -50,6 +53,22 @@ class BankClusterTest {
                 val stats = StealingExecutorServiceConfigurator.dispatcherOf(node, "pekko.actor.default-dispatcher").stats()
                 assertTrue(stats.affinityPops > 0, "${node.address()}: $stats")
                 assertEquals(0L, stats.failed, stats.toString())
+            }
+
+            // The second node leaves (its system terminates: Pekko's coordinated shutdown leaves the
+            // cluster and hands its shards off); its accounts start again on the first node and answer
+            // there. The sample keeps no journal, so a moved account starts from a zero balance.
+            val leaving = nodes[1]
+            val moved = lastNodeOf.filterValues { it == "${BankCluster.SYSTEM_NAME}@127.0.0.1:${ports[1]}" }.keys
+            assertTrue(moved.isNotEmpty(), "some accounts lived on the second node")
+            leaving.terminate()
+            leaving.whenTerminated.toCompletableFuture().get(1, TimeUnit.MINUTES)
+            BankCluster.awaitMembers(nodes[0], 1, Duration.ofMinutes(1))
+            val staying = "${BankCluster.SYSTEM_NAME}@127.0.0.1:${ports[0]}"
+            for (account in moved) {
+                val reply = BankCluster.change(nodes[0], account, 7, timeout).get(timeout.seconds * 2, TimeUnit.SECONDS)
+                assertEquals(staying, reply.node, "$account moved to the node that stayed")
+                assertEquals(7L, reply.balance, "$account starts again from zero on the node that stayed")
             }
         } finally {
             // One at a time: the second node leaves while the first is still there to see it go.
