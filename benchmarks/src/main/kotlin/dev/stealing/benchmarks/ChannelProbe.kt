@@ -50,7 +50,7 @@ object ChannelProbe {
             for (k in executors.indices) {
                 val ex = executors[(k + round) % executors.size]
                 for (shape in shapes) {
-                    Thread.sleep(20)
+                    Thread.sleep(dev.stealing.benchmarks.report.Report.SETTLE_MILLIS)
                     val t = runWatched(shape, ex)
                     if (round > 0) times.getOrPut(shape to ex.id) { ArrayList() }.add(t)
                 }

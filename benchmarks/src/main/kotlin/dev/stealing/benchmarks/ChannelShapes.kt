@@ -85,12 +85,12 @@ object ChannelShapes {
         val n = coroutines(shape, ex.parallelism)
         val parts = shape.split('-')
         val t0 = System.nanoTime()
-        val ops = when (parts[0]) {
+        val done = when (parts[0]) {
             "chsem" -> channelAsSemaphore(d, parts[1].toInt(), n, ops)
             "sem" -> semaphore(d, parts[1].toInt(), n, ops)
             else -> producersConsumers(d, if (parts[1] == "rdv") Channel.RENDEZVOUS else BUFFER, n, ops)
         }
-        return (System.nanoTime() - t0).toDouble() / ops
+        return (System.nanoTime() - t0).toDouble() / done
     }
 
     private fun channelAsSemaphore(d: CoroutineDispatcher, permits: Int, coroutines: Int, ops: Int): Int {

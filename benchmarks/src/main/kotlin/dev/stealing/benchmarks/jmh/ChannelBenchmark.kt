@@ -1,19 +1,15 @@
 package dev.stealing.benchmarks.jmh
 
 import dev.stealing.benchmarks.ChannelShapes
-import dev.stealing.benchmarks.ExecutorUnderTest
 import org.openjdk.jmh.annotations.Benchmark
 import org.openjdk.jmh.annotations.BenchmarkMode
 import org.openjdk.jmh.annotations.Fork
-import org.openjdk.jmh.annotations.Level
 import org.openjdk.jmh.annotations.Measurement
 import org.openjdk.jmh.annotations.Mode
 import org.openjdk.jmh.annotations.OutputTimeUnit
 import org.openjdk.jmh.annotations.Param
 import org.openjdk.jmh.annotations.Scope
-import org.openjdk.jmh.annotations.Setup
 import org.openjdk.jmh.annotations.State
-import org.openjdk.jmh.annotations.TearDown
 import org.openjdk.jmh.annotations.Warmup
 import java.util.concurrent.TimeUnit
 
@@ -35,12 +31,12 @@ import java.util.concurrent.TimeUnit
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
-open class ChannelBenchmark {
+open class ChannelBenchmark : OnExecutor() {
     @Param("stealing", "default", "fjp", "tpe")
-    lateinit var executor: String
+    override lateinit var executor: String
 
     @Param("1", "2", "4")
-    var parallelism: Int = 0
+    override var parallelism: Int = 0
 
     @Param(
         "chsem-1-p", "chsem-1-1000", "chsem-8-p", "chsem-8-1000", "sem-1-p", "sem-1-1000", "sem-8-p", "sem-8-1000",
@@ -48,16 +44,9 @@ open class ChannelBenchmark {
     )
     lateinit var shape: String
 
-    private lateinit var subject: ExecutorUnderTest
-
-    @Setup(Level.Trial)
-    fun open() {
+    override fun afterOpen() {
         require(shape in ChannelShapes.ALL) { "shape must be one of ${ChannelShapes.ALL}, was $shape" }
-        subject = ExecutorUnderTest.create(executor, parallelism)
     }
-
-    @TearDown(Level.Trial)
-    fun close() = subject.close()
 
     @Benchmark
     fun run(): Double = ChannelShapes.run(shape, subject)

@@ -57,8 +57,6 @@ class ReportOutput(
         }
     }
 
-    private fun ratio(a: Double, b: Double?): Double? = if (b == null || b == 0.0) null else a / b
-
     /**
      * The pool-instance spread's values one by one, in the order the pools were created; with
      * several JVMs, one group per JVM (the values of a JVM are consecutive in the samples).

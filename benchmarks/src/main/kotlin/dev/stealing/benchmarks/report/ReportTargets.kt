@@ -4,6 +4,9 @@ import dev.stealing.benchmarks.CompletableFutureShapes
 import dev.stealing.benchmarks.ExecutorUnderTest
 import dev.stealing.benchmarks.PekkoShapes
 
+/** [a] over [b], or null without [b] (or with a zero one): every ratio of the report's tables and targets. */
+internal fun ratio(a: Double, b: Double?): Double? = if (b == null || b == 0.0) null else a / b
+
 /** A target judged: whether it was met, and what it says (ending in ": met" or ": NOT met" for a row's cell). */
 class Verdict(val met: Boolean, val text: String)
 
@@ -23,8 +26,6 @@ class ReportTargets(
     val verdicts = LinkedHashMap<String, Verdict>()
 
     private fun median(metric: String, executor: String): Double? = samples[metric to executor]?.let(ReportOutput::median)
-
-    private fun ratio(a: Double, b: Double?): Double? = if (b == null || b == 0.0) null else a / b
 
     /** The targets over the whole run: idle CPU, and the channel rows' geometric mean. */
     fun judgeWholeRun() {
