@@ -6,6 +6,7 @@ import dev.stealing.testsupport.eventually
 import dev.stealing.testsupport.spin
 import dev.stealing.testsupport.stressMultiplier
 import io.kotest.core.spec.style.FunSpec
+import io.kotest.matchers.ints.shouldBeGreaterThan
 import io.kotest.matchers.ints.shouldBeLessThan
 import io.kotest.matchers.shouldBe
 import kotlinx.coroutines.delay
@@ -127,6 +128,62 @@ class AffinitySpec : FunSpec({
                 val done = CountDownLatch(1)
                 d.affinityExecutor(round).execute { done.countDown() }
                 if (!done.await(10, TimeUnit.SECONDS)) error("keyed task of round $round was never run: ${d.stats()}")
+            }
+        }
+    }
+
+    test("a searching worker takes keyed work offered to it between spin-waits, before its next steal round") {
+        // The other worker is held in a task, so the searcher's steal rounds find nothing and
+        // each adds 2 to stealAttempts (that worker's deque and yield queue). An offer to a
+        // searcher wakes nobody; before the searcher looked at its keyed queue only at its steal
+        // rounds, so the task always started after one more round. On a busy machine a search
+        // can end early in a park, and the offer's unpark then starts the task with no round
+        // in between either: the test can only fail the other way.
+        StealingDispatcher(2, "affinity-search", StealingOptions(spinRounds = 100_000, starvationInterval = Duration.ZERO)).use { d ->
+            fun threadOf(key: Int): Thread {
+                var t: Thread? = null
+                val ran = CountDownLatch(1)
+                d.affinityExecutor(key).execute { t = Thread.currentThread(); ran.countDown() }
+                ran.await(10, TimeUnit.SECONDS) shouldBe true
+                return t!!
+            }
+            val searcherKey = 0
+            val searcher = threadOf(searcherKey)
+            val heldKey = (1 until 100).first { threadOf(it) !== searcher }
+            val release = CountDownLatch(1)
+            val held = CountDownLatch(1)
+            d.affinityExecutor(heldKey).execute { held.countDown(); release.await(60, TimeUnit.SECONDS) }
+            try {
+                held.await(10, TimeUnit.SECONDS) shouldBe true
+                val keyed = d.affinityExecutor(searcherKey)
+                var searching = 0
+                var withoutRound = 0
+                repeat(100) {
+                    val ran = CountDownLatch(1)
+                    keyed.execute { ran.countDown() }
+                    ran.await(10, TimeUnit.SECONDS) shouldBe true
+                    // In the search loop (its first round before the search and one in it), or
+                    // parked: a yield that kept it off the core ends a search (the JIT's threads
+                    // want the core early on, other processes on a busy machine).
+                    val afterTask = d.stats().stealAttempts
+                    eventually(10_000) { d.stats().stealAttempts >= afterTask + 4 || d.stats().idleThreads == 1 } shouldBe true
+                    val offered = d.stats()
+                    if (offered.idleThreads != 0) return@repeat
+                    var atStart: StealingStats? = null
+                    val started = CountDownLatch(1)
+                    keyed.execute { atStart = d.stats(); started.countDown() }
+                    val roundDuringOffer = d.stats().stealAttempts != offered.stealAttempts
+                    started.await(10, TimeUnit.SECONDS) shouldBe true
+                    if (roundDuringOffer) return@repeat // this thread was slow to offer (or preempted)
+                    val start = atStart!!
+                    if (start.parks != offered.parks) return@repeat // it parked meanwhile: the unpark path
+                    searching++
+                    if (start.stealAttempts == offered.stealAttempts) withoutRound++
+                }
+                println("keyed work offered to a searcher, taken without a steal round in between: $withoutRound of $searching")
+                if (searching >= 10) withoutRound shouldBeGreaterThan searching * 2 / 3
+            } finally {
+                release.countDown()
             }
         }
     }

@@ -28,8 +28,8 @@ import dev.stealing.internal.queue.KeyedQueue
  *    that leaves a victim's lone task to its owner, then more that leave it only while the
  *    victim keeps starting tasks, for `spinRounds` steps of 64 spin-waits and a
  *    `Thread.yield()`, the rounds further apart as the search goes on (after 1, 2, 4, then
- *    every 8 steps) and a look at the global queue after every step, or until a yield kept
- *    it off the core for over 100 us;
+ *    every 8 steps), a look at the global queue after every step and at its keyed queue
+ *    between spin-waits, or until a yield kept it off the core for over 100 us;
  * 6. it parks ([WorkerParking]: push idle, fence, re-scan, park); a core worker with pending
  *    timers parks no longer than until its earliest deadline.
  *
@@ -121,7 +121,7 @@ internal class WorkFinder(private val worker: Worker) {
             var stepsBetweenRounds = 1
             var stepsToRound = 1
             while (stepsLeft > 0) {
-                for (k in 0 until SPIN_WAITS_PER_STEP) Thread.onSpinWait()
+                if (spinUntilKeyed(keyed)) pollKeyed(keyed!!)?.let { return it }
                 val beforeYield = System.nanoTime()
                 Thread.yield()
                 // Other threads want this core: stop searching and park, so that a push wakes a
@@ -237,6 +237,23 @@ internal class WorkFinder(private val worker: Worker) {
         // until then this worker, active, holds the obligation to look at the queues.
         if (handed) pool.signalAfterGlobalOffer()
         return refused
+    }
+
+    /**
+     * One step of the search's spin-waits; true, cut short, as soon as [keyed] (this worker's
+     * keyed queue, null for an extra worker) holds a task. Only this worker can run keyed work,
+     * and an offer wakes it only when it is parked, not while it searches, so it looks between
+     * spin-waits: an acquire read of the node the offerer links (`KeyedQueue.offer`'s release),
+     * a line that stays in this core's cache until an offer writes it. Looking only at the steal
+     * rounds, up to 8 steps apart, made a pair of actors on two workers pay several microseconds
+     * a message (docs/investigations/2026-12-03-keyed-hand-off-to-a-searcher.md).
+     */
+    private fun spinUntilKeyed(keyed: KeyedQueue?): Boolean {
+        for (k in 0 until SPIN_WAITS_PER_STEP) {
+            if (keyed != null && keyed.hasLinkedTask()) return true
+            Thread.onSpinWait()
+        }
+        return false
     }
 
     private fun pollKeyed(keyed: KeyedQueue): Runnable? =
