@@ -46,6 +46,12 @@ internal class WorkFinder(private val worker: Worker) {
     private var yieldTick = 0 // pollYielded() calls since its last stealHalf()
     private var yieldedFirst = false // whether this pollPeriodic() takes a yielded coroutine first
 
+    /**
+     * Whether this worker has run keyed work: from then on its search looks at its keyed queue
+     * between spin-waits ([spinUntilKeyed]). A pool used without `affinity` searches as before.
+     */
+    private var servesKeyedWork = false
+
     /** Buffer for [pollGlobal]'s batches. */
     private val batch = arrayOfNulls<Runnable>(GLOBAL_BATCH)
 
@@ -121,7 +127,7 @@ internal class WorkFinder(private val worker: Worker) {
             var stepsBetweenRounds = 1
             var stepsToRound = 1
             while (stepsLeft > 0) {
-                if (spinUntilKeyed(keyed)) pollKeyed(keyed!!)?.let { return it }
+                if (spinUntilKeyed(if (servesKeyedWork) keyed else null)) pollKeyed(keyed!!)?.let { return it }
                 val beforeYield = System.nanoTime()
                 Thread.yield()
                 // Other threads want this core: stop searching and park, so that a push wakes a
@@ -240,13 +246,15 @@ internal class WorkFinder(private val worker: Worker) {
     }
 
     /**
-     * One step of the search's spin-waits; true, cut short, as soon as [keyed] (this worker's
-     * keyed queue, null for an extra worker) holds a task. Only this worker can run keyed work,
-     * and an offer wakes it only when it is parked, not while it searches, so it looks between
-     * spin-waits: an acquire read of the node the offerer links (`KeyedQueue.offer`'s release),
-     * a line that stays in this core's cache until an offer writes it. Looking only at the steal
-     * rounds, up to 8 steps apart, made a pair of actors on two workers pay several microseconds
-     * a message (docs/investigations/2026-12-03-keyed-hand-off-to-a-searcher.md).
+     * One step of the search's spin-waits; true, cut short, as soon as [keyed] holds a task
+     * ([keyed]: this worker's keyed queue; null for an extra worker, and for one that has not
+     * run keyed work yet, which finds its first keyed task at a steal round or when it parks).
+     * Only this worker can run keyed work, and an offer wakes it only when it is parked, not
+     * while it searches, so it looks between spin-waits: an acquire read of the node the
+     * offerer links (`KeyedQueue.offer`'s release), a line that stays in this core's cache until
+     * an offer writes it. Looking only at the steal rounds, up to 8 steps apart, made a pair of
+     * actors on two workers pay several microseconds a message
+     * (docs/investigations/2026-12-03-keyed-hand-off-to-a-searcher.md).
      */
     private fun spinUntilKeyed(keyed: KeyedQueue?): Boolean {
         for (k in 0 until SPIN_WAITS_PER_STEP) {
@@ -257,7 +265,10 @@ internal class WorkFinder(private val worker: Worker) {
     }
 
     private fun pollKeyed(keyed: KeyedQueue): Runnable? =
-        keyed.poll()?.also { worker.counters.countKeyedPop() }
+        keyed.poll()?.also {
+            servesKeyedWork = true
+            worker.counters.countKeyedPop()
+        }
 
     /**
      * Takes a run of up to [GLOBAL_BATCH] tasks from the global queue with one CAS: runs the
