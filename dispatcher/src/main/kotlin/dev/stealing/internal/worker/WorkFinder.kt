@@ -28,8 +28,9 @@ import dev.stealing.internal.queue.KeyedQueue
  *    that leaves a victim's lone task to its owner, then more that leave it only while the
  *    victim keeps starting tasks, for `spinRounds` steps of 64 spin-waits and a
  *    `Thread.yield()`, the rounds further apart as the search goes on (after 1, 2, 4, then
- *    every 8 steps), a look at the global queue after every step and at its keyed queue
- *    between spin-waits, or until a yield kept it off the core for over 100 us;
+ *    every 8 steps), a look at the global queue after every step and (once it has run
+ *    keyed work) at its keyed queue between spin-waits, or until a yield kept it off the core
+ *    for over 100 us;
  * 6. it parks ([WorkerParking]: push idle, fence, re-scan, park); a core worker with pending
  *    timers parks no longer than until its earliest deadline.
  *
