@@ -135,10 +135,11 @@ class AffinitySpec : FunSpec({
     test("a searching worker takes keyed work offered to it between spin-waits, before its next steal round") {
         // The other worker is held in a task, so the searcher's steal rounds find nothing and
         // each adds 2 to stealAttempts (that worker's deque and yield queue). An offer to a
-        // searcher wakes nobody; before the searcher looked at its keyed queue only at its steal
-        // rounds, so the task always started after one more round. On a busy machine a search
-        // can end early in a park, and the offer's unpark then starts the task with no round
-        // in between either: the test can only fail the other way.
+        // searcher wakes nobody; the searcher (which has run keyed work: threadOf below) looks
+        // at its keyed queue between spin-waits. Before, it looked only at its steal rounds, so
+        // the task always started after one more round. On a busy machine a search can end
+        // early in a park, and the offer's unpark then starts the task with no round in between
+        // either: there the test passes without showing anything, it cannot fail.
         StealingDispatcher(2, "affinity-search", StealingOptions(spinRounds = 100_000, starvationInterval = Duration.ZERO)).use { d ->
             fun threadOf(key: Int): Thread {
                 var t: Thread? = null
