@@ -1,5 +1,7 @@
 package dev.stealing.benchmarks
 
+import dev.stealing.benchmarks.report.Report
+
 /**
  * The channel shapes ([ChannelShapes]) alternated in one JVM on a few executors, with the pool's
  * counters per operation: where its tasks came from (own deque, global queue, steals) and how
@@ -50,7 +52,7 @@ object ChannelProbe {
             for (k in executors.indices) {
                 val ex = executors[(k + round) % executors.size]
                 for (shape in shapes) {
-                    Thread.sleep(dev.stealing.benchmarks.report.Report.SETTLE_MILLIS)
+                    Thread.sleep(Report.SETTLE_MILLIS)
                     val t = runWatched(shape, ex)
                     if (round > 0) times.getOrPut(shape to ex.id) { ArrayList() }.add(t)
                 }

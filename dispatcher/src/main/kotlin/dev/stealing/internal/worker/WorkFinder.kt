@@ -47,12 +47,6 @@ internal class WorkFinder(private val worker: Worker) {
     private var yieldTick = 0 // pollYielded() calls since its last stealHalf()
     private var yieldedFirst = false // whether this pollPeriodic() takes a yielded coroutine first
 
-    /**
-     * Whether this worker has run keyed work: from then on its search looks at its keyed queue
-     * between spin-waits ([spinUntilKeyed]). A pool used without `affinity` searches as before.
-     */
-    private var servesKeyedWork = false
-
     /** Buffer for [pollGlobal]'s batches. */
     private val batch = arrayOfNulls<Runnable>(GLOBAL_BATCH)
 
@@ -127,8 +121,11 @@ internal class WorkFinder(private val worker: Worker) {
             var stepsLeft = spinRounds
             var stepsBetweenRounds = 1
             var stepsToRound = 1
+            // Only a worker that has run keyed work (its own count, which only grows) looks at its
+            // keyed queue between spin-waits: a pool used without `affinity` searches as before.
+            val watchedKeyed = if (w.counters.keyedPops > 0) keyed else null
             while (stepsLeft > 0) {
-                if (spinUntilKeyed(if (servesKeyedWork) keyed else null)) pollKeyed(keyed!!)?.let { return it }
+                if (spinUntilKeyed(watchedKeyed)) pollKeyed(watchedKeyed!!)?.let { return it }
                 val beforeYield = System.nanoTime()
                 Thread.yield()
                 // Other threads want this core: stop searching and park, so that a push wakes a
@@ -266,10 +263,7 @@ internal class WorkFinder(private val worker: Worker) {
     }
 
     private fun pollKeyed(keyed: KeyedQueue): Runnable? =
-        keyed.poll()?.also {
-            servesKeyedWork = true
-            worker.counters.countKeyedPop()
-        }
+        keyed.poll()?.also { worker.counters.countKeyedPop() }
 
     /**
      * Takes a run of up to [GLOBAL_BATCH] tasks from the global queue with one CAS: runs the

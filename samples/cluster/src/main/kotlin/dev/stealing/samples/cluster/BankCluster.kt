@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigFactory
 import org.apache.pekko.actor.typed.ActorRef
 import org.apache.pekko.actor.typed.ActorSystem
 import org.apache.pekko.actor.typed.javadsl.Behaviors
+import org.apache.pekko.cluster.Member
 import org.apache.pekko.cluster.MemberStatus
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity
@@ -27,7 +28,7 @@ object BankCluster {
     /** Starts a node with [config] and the account entities' sharding on it. */
     fun start(config: Config): ActorSystem<Void> {
         val system = ActorSystem.create(Behaviors.empty<Void>(), SYSTEM_NAME, config)
-        val node = Cluster.get(system).selfMember().address().hostPort()
+        val node = nodeName(system)
         ClusterSharding.get(system).init(Entity.of(Account.TYPE_KEY) { ctx -> Account.create(ctx.entityId, node) })
         return system
     }
@@ -36,20 +37,21 @@ object BankCluster {
     fun account(system: ActorSystem<*>, accountId: String) =
         ClusterSharding.get(system).entityRefFor(Account.TYPE_KEY, accountId)
 
+    /** The node [system] is, as its accounts' replies name it (`bank@127.0.0.1:2551`). */
+    fun nodeName(system: ActorSystem<*>): String = Cluster.get(system).selfMember().address().hostPort()
+
     /** Waits until [system] sees [members] members up, or throws after [timeout]. */
-    fun awaitUp(system: ActorSystem<*>, members: Int, timeout: Duration) {
-        val deadline = System.nanoTime() + timeout.toNanos()
-        while (Cluster.get(system).state().members.count { it.status() == MemberStatus.up() } < members) {
-            check(System.nanoTime() < deadline) { "the cluster did not have $members members up within $timeout" }
-            Thread.sleep(50)
-        }
-    }
+    fun awaitUp(system: ActorSystem<*>, members: Int, timeout: Duration) =
+        awaitCluster(system, timeout, "have $members members up") { all -> all.count { it.status() == MemberStatus.up() } >= members }
 
     /** Waits until [system] sees exactly [members] members (any status), or throws after [timeout]. */
-    fun awaitMembers(system: ActorSystem<*>, members: Int, timeout: Duration) {
+    fun awaitMembers(system: ActorSystem<*>, members: Int, timeout: Duration) =
+        awaitCluster(system, timeout, "come to $members members") { all -> all.count() == members }
+
+    private fun awaitCluster(system: ActorSystem<*>, timeout: Duration, what: String, done: (Iterable<Member>) -> Boolean) {
         val deadline = System.nanoTime() + timeout.toNanos()
-        while (Cluster.get(system).state().members.count() != members) {
-            check(System.nanoTime() < deadline) { "the cluster did not come to $members members within $timeout" }
+        while (!done(Cluster.get(system).state().members)) {
+            check(System.nanoTime() < deadline) { "the cluster did not $what within $timeout" }
             Thread.sleep(50)
         }
     }

@@ -26,7 +26,7 @@ class BankClusterTest {
             // Members up is not yet the second node's shard region known to the coordinator, which
             // gives new shards only to the regions it knows: touch throwaway accounts until one lives
             // on the second node, so that the accounts below are spread over both.
-            val second = "${BankCluster.SYSTEM_NAME}@127.0.0.1:${ports[1]}"
+            val second = BankCluster.nodeName(nodes[1])
             val deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos()
             var probe = 0
             while (BankCluster.change(nodes[1], "warm-up-${probe++}", 0, timeout).get(timeout.seconds * 2, TimeUnit.SECONDS).node != second) {
@@ -73,7 +73,7 @@ class BankClusterTest {
             leaving.terminate()
             leaving.whenTerminated.toCompletableFuture().get(1, TimeUnit.MINUTES)
             BankCluster.awaitMembers(nodes[0], 1, Duration.ofMinutes(1))
-            val staying = "${BankCluster.SYSTEM_NAME}@127.0.0.1:${ports[0]}"
+            val staying = BankCluster.nodeName(nodes[0])
             for (account in moved) {
                 val reply = BankCluster.change(nodes[0], account, 7, timeout).get(timeout.seconds * 2, TimeUnit.SECONDS)
                 assertEquals(staying, reply.node, "$account moved to the node that stayed")
