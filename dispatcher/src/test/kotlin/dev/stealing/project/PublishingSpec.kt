@@ -81,6 +81,11 @@ class PublishingSpec : FunSpec({
         withClue("pom.xml (the parent) and dispatcher/pom.xml") { problems.shouldBeEmpty() }
     }
 
+    test("the Pekko module's POM meets them too: it is published as an artifact of its own") {
+        val problems = centralProblems(File("../pom.xml").readText(), File("../pekko/pom.xml").readText())
+        withClue("pom.xml (the parent) and pekko/pom.xml") { problems.shouldBeEmpty() }
+    }
+
     test("self-check: each missing piece is reported") {
         val root = File("../pom.xml").readText()
         val library = File("pom.xml").readText()
