@@ -10,6 +10,7 @@ import org.apache.pekko.dispatch.ExecutorServiceConfigurator
 import org.apache.pekko.dispatch.ExecutorServiceFactory
 import org.apache.pekko.dispatch.MonitorableThreadFactory
 import org.apache.pekko.event.Logging
+import scala.util.control.NonFatal
 import java.util.concurrent.ExecutorService
 import java.util.concurrent.ThreadFactory
 
@@ -46,9 +47,12 @@ import java.util.concurrent.ThreadFactory
  * `shutdown-timeout`, and when the actor system terminates; the pool then runs every task it
  * had accepted (no mailbox run is dropped) and its threads exit. A dispatcher used again after
  * that gets a new pool. The pool's `stats()` and Micrometer meters ([dev.stealing.StealingMetrics])
- * are reached through [dispatcherOf]. A task that escapes with an exception (an actor's own
- * failures are handled by its supervisor, not here) is published on the system's event stream as
- * an error.
+ * are reached through [dispatcherOf]. An actor's own failures are handled by its supervisor, not
+ * here. A fatal error that escapes an actor (`OutOfMemoryError`, `LinkageError`: what Scala's
+ * `NonFatal` does not match) goes to the actor system's handler of uncaught errors, as on
+ * `fork-join-executor`: the system shuts down, or the JVM exits with
+ * `pekko.jvm-exit-on-fatal-error = on`, Pekko's default. Any other exception that escapes a task
+ * is published on the system's event stream as an error.
  *
  * Blocking inside an actor: `scala.concurrent.blocking { }` (Scala; with `blocking-context = on`,
  * the default), `StealingDispatcher.managedBlock` (Java) or `blocking { }` (Kotlin) lets another
@@ -67,27 +71,43 @@ public class StealingExecutorServiceConfigurator(
 
     /**
      * Pekko's factory for the dispatcher [id]'s executor: each executor it creates is a new
-     * [StealingDispatcher]. [threadFactory] is used for its name only (the pool starts its own threads).
+     * [StealingDispatcher]. The pool starts its own threads; of [threadFactory] (Pekko's, for the
+     * system) it takes the name and the handler of uncaught errors.
      */
     override fun createExecutorServiceFactory(id: String, threadFactory: ThreadFactory): ExecutorServiceFactory {
-        val name = settings.name.ifBlank {
-            val systemName = (threadFactory as? MonitorableThreadFactory)?.name() ?: prerequisites.settings().name()
-            "$systemName-$id"
-        }
+        val pekkoThreads = threadFactory as? MonitorableThreadFactory
+        val name = settings.name.ifBlank { "${pekkoThreads?.name() ?: prerequisites.settings().name()}-$id" }
+        val uncaught = pekkoThreads?.exceptionHandler()
         return object : ExecutorServiceFactory {
-            override fun createExecutorService(): ExecutorService = newExecutorService(id, name)
+            override fun createExecutorService(): ExecutorService = newExecutorService(id, name, uncaught)
         }
     }
 
-    private fun newExecutorService(id: String, name: String): ExecutorService {
+    /**
+     * A task's failure. Pekko handles an actor's exceptions itself, and a task's non-fatal ones
+     * (`TaskInvocation`), so what escapes to the executor is mostly fatal: an `Error` such as
+     * `OutOfMemoryError` or `LinkageError` (not `NonFatal`). On `fork-join-executor` that ends the
+     * thread and goes to the system's uncaught-error handler, which shuts the actor system down
+     * (or the JVM, with `pekko.jvm-exit-on-fatal-error`); here it goes to the same handler, [uncaught],
+     * and the worker lives on. A non-fatal one is published on the event stream as an error.
+     */
+    private fun failureHandler(name: String, uncaught: Thread.UncaughtExceptionHandler?): TaskExceptionHandler {
         val eventStream = prerequisites.eventStream()
         val logSource = "StealingExecutor($name)"
+        return TaskExceptionHandler { task, e ->
+            if (uncaught != null && !NonFatal.apply(e)) {
+                uncaught.uncaughtException(Thread.currentThread(), e)
+            } else {
+                eventStream.publish(Logging.Error(e, logSource, StealingExecutorServiceConfigurator::class.java, "task $task failed"))
+            }
+        }
+    }
+
+    private fun newExecutorService(id: String, name: String, uncaught: Thread.UncaughtExceptionHandler?): ExecutorService {
         var options = StealingOptions.DEFAULT
             .withDaemon(prerequisites.settings().Daemonicity())
             .withMaxThreads(settings.maxThreads)
-            .withExceptionHandler(TaskExceptionHandler { task, e ->
-                eventStream.publish(Logging.Error(e, logSource, StealingExecutorServiceConfigurator::class.java, "task $task failed"))
-            })
+            .withExceptionHandler(failureHandler(name, uncaught))
         settings.keepAlive?.let { options = options.withKeepAlive(it) }
         settings.spinRounds?.let { options = options.withSpinRounds(it) }
         val dispatcher = StealingDispatcher(settings.parallelism, name, options)
