@@ -73,6 +73,7 @@ private val foreignNames: Map<String, String> = mapOf(
     "DispatcherSelector.fromConfig" to "Pekko's typed dispatcher selection (org.apache.pekko.actor.typed)",
     "LoadMetrics" to "Pekko's interface for executors that report saturation (org.apache.pekko.dispatch)",
     "BalancingDispatcher" to "Pekko's work-sharing dispatcher (org.apache.pekko.dispatch)",
+    "NonFatal" to "Scala's matcher of non-fatal throwables (scala.util.control), on the pekko module's class path",
     // kotlinx.coroutines' own JMH benchmarks, whose shapes the channel rows follow (its repository's benchmarks/, not a published jar).
     "SemaphoreBenchmark" to "kotlinx.coroutines' semaphore benchmark (benchmarks/src/jmh in its repository)",
     "ChannelProducerConsumerBenchmark" to "kotlinx.coroutines' channel benchmark (benchmarks/src/jmh in its repository)",
