@@ -44,11 +44,13 @@ internal object PoolBlockContext : BlockContext {
  * run, a `Function0` for [BlockContext.withBlockContext] as well.
  *
  * Through [contextLocal] (Scala's own thread-local, [ScalaContextLocal]) the run sets the block
- * context on its worker once and leaves it there: the pool's threads run nothing but this
- * dispatcher's work, all of it wrapped so. `withBlockContext` instead sets it and restores the
- * one before around every run, three thread-local accesses per message, which took 7-12% of a
- * message between two actors at throughput 1 (docs/pekko.md); it stays the way when
- * [contextLocal] is null.
+ * context on its worker once and leaves it there: the pool's threads run this dispatcher's work,
+ * all of it wrapped so (a task given to the pool directly, through `dispatcherOf`, on such a
+ * worker sees the context too). `withBlockContext` instead sets it and restores the one before
+ * around every run, three thread-local accesses, which took 10-13% of a message between two
+ * actors at throughput 1 against 4-5% now
+ * (docs/investigations/2026-12-03-pekko-block-context-and-report-noise.md); it stays the way
+ * when [contextLocal] is null.
  */
 internal class MailboxRun(
     val mailbox: Runnable,

@@ -86,8 +86,8 @@ public class StealingExecutorServiceConfigurator(
     /**
      * A task's failure. Pekko handles an actor's exceptions itself, and a task's non-fatal ones
      * (`TaskInvocation`), so what escapes to the executor is mostly fatal: an `Error` such as
-     * `OutOfMemoryError` or `LinkageError` (not `NonFatal`). On `fork-join-executor` that ends the
-     * thread and goes to the system's uncaught-error handler, which shuts the actor system down
+     * `OutOfMemoryError` or `LinkageError` (not `NonFatal`). On `fork-join-executor` that goes from
+     * the worker thread to the system's uncaught-error handler, which shuts the actor system down
      * (or the JVM, with `pekko.jvm-exit-on-fatal-error`); here it goes to the same handler, [uncaught],
      * and the worker lives on. A non-fatal one is published on the event stream as an error.
      */
