@@ -43,26 +43,25 @@ internal object PoolBlockContext : BlockContext {
  * A mailbox run ([mailbox]) with [PoolBlockContext] as the thread's block context; one object per
  * run, a `Function0` for [BlockContext.withBlockContext] as well.
  *
- * Through [contextLocal] (Scala's own thread-local, [ScalaContextLocal]) the run sets the block
- * context on its worker once and leaves it there: the pool's threads run this dispatcher's work,
- * all of it wrapped so (a task given to the pool directly, through `dispatcherOf`, on such a
- * worker sees the context too). `withBlockContext` instead sets it and restores the one before
- * around every run, three thread-local accesses, which took 10-13% of a message between two
- * actors at throughput 1 against 4-5% now
+ * Through Scala's own thread-local ([ScalaContextLocal]) the run sets the block context on its
+ * worker once and leaves it there: the pool's threads run this dispatcher's work, all of it
+ * wrapped so (a task given to the pool directly, through `dispatcherOf`, on such a worker sees
+ * the context too). `withBlockContext` instead sets it and restores the one before around every
+ * run, three thread-local accesses, which took 10-13% of a message between two actors at
+ * throughput 1 against 4-5% now
  * (docs/investigations/2026-12-03-pekko-block-context-and-report-noise.md); it stays the way
- * when [contextLocal] is null.
+ * where that thread-local cannot be reached.
  */
-internal class MailboxRun(
-    val mailbox: Runnable,
-    private val contextLocal: ThreadLocal<BlockContext>? = ScalaContextLocal.threadLocal,
-) : Runnable, scala.runtime.AbstractFunction0<Unit>() {
-    override fun run() {
-        val local = contextLocal
-        if (local == null) {
+internal class MailboxRun(val mailbox: Runnable) : Runnable, scala.runtime.AbstractFunction0<Unit>() {
+    override fun run() = runWith(ScalaContextLocal.threadLocal)
+
+    /** [run] through Scala's thread-local [contextLocal], or with `withBlockContext` when it is null (tests take both paths). */
+    fun runWith(contextLocal: ThreadLocal<BlockContext>?) {
+        if (contextLocal == null) {
             BlockContext.withBlockContext(PoolBlockContext, this)
             return
         }
-        if (local.get() !== PoolBlockContext) local.set(PoolBlockContext)
+        if (contextLocal.get() !== PoolBlockContext) contextLocal.set(PoolBlockContext)
         mailbox.run()
     }
 

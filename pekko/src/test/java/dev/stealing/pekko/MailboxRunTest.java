@@ -23,7 +23,7 @@ class MailboxRunTest {
         AtomicReference<BlockContext> during = new AtomicReference<>();
         AtomicReference<BlockContext> after = new AtomicReference<>();
         onThread(() -> {
-            new MailboxRun(() -> during.set(BlockContext.current()), ScalaContextLocal.threadLocal).run();
+            new MailboxRun(() -> during.set(BlockContext.current())).runWith(ScalaContextLocal.threadLocal);
             after.set(BlockContext.current());
         });
         assertSame(PoolBlockContext.INSTANCE, during.get());
@@ -37,7 +37,7 @@ class MailboxRunTest {
         AtomicReference<BlockContext> before = new AtomicReference<>();
         onThread(() -> {
             before.set(BlockContext.current());
-            new MailboxRun(() -> during.set(BlockContext.current()), null).run();
+            new MailboxRun(() -> during.set(BlockContext.current())).runWith(null);
             after.set(BlockContext.current());
         });
         assertSame(PoolBlockContext.INSTANCE, during.get());
@@ -58,8 +58,8 @@ class MailboxRunTest {
             new MailboxRun(() -> BlockContext.withBlockContext(other, () -> {
                 inside.set(BlockContext.current());
                 return null;
-            }), ScalaContextLocal.threadLocal).run();
-            new MailboxRun(() -> next.set(BlockContext.current()), ScalaContextLocal.threadLocal).run();
+            })).runWith(ScalaContextLocal.threadLocal);
+            new MailboxRun(() -> next.set(BlockContext.current())).runWith(ScalaContextLocal.threadLocal);
         });
         assertSame(other, inside.get());
         assertSame(PoolBlockContext.INSTANCE, next.get());
