@@ -48,10 +48,18 @@ class ChannelWorkloads(private val options: Options) {
     /**
      * Runs [shapes] at parallelism [p] on every executor: warm-up rounds, then the measured
      * rounds, rotated. A run has [ChannelShapes.OPS] operations, or as many as fit in
-     * [RUN_BUDGET_MILLIS] at the slowest speed that executor has shown on the shape so far (a
-     * first short run, then every run), so that a peer that takes tens of microseconds per
-     * hand-off (`ForkJoinPool(4)` on 2 cores, with a channel as a lock) still ends within the
-     * report's run limit; values are per operation.
+     * [RUN_BUDGET_MILLIS] at the speed that executor has shown on the shape, so that a peer that
+     * takes tens of microseconds per hand-off (`ForkJoinPool(4)` on 2 cores, with a channel as a
+     * lock) still ends within the report's run limit; values are per operation.
+     *
+     * The first size comes from a short run ([PROBE_OPS]), which on the first executor of a
+     * fresh JVM runs interpreted code (100 times slower or more); so warm-up runs let the size
+     * grow again, doubling at most per run, and measured runs only shrink it. Before, the size
+     * only shrank: the first executor of every workload (ours, in round 0 of the rotation) kept
+     * the probe's 3,000 operations on its first shape where the others ran 100,000, and paid a
+     * run's fixed costs (the coroutine's loop entered interpreted, then on-stack replaced) over
+     * that few: 1.2-1.6 x Default on a shape that never dispatches
+     * (docs/investigations/2026-12-03-the-channel-rows-first-shape.md).
      */
     private fun measure(p: Int, shapes: List<String>): Map<Pair<String, String>, List<Double>> {
         val executors = ChannelShapes.EXECUTORS.map { ExecutorUnderTest.create(it, p) }
@@ -62,17 +70,19 @@ class ChannelWorkloads(private val options: Options) {
                 for (ex in rotate(executors, round)) {
                     for (shape in shapes) {
                         val key = metricId(p, shape) to ex.id
-                        val n = ops.getOrPut(key) { sized(ChannelShapes.OPS, ChannelShapes.run(shape, ex, PROBE_OPS)) }
+                        ops.getOrPut(key) { resized(ChannelShapes.OPS, ChannelShapes.run(shape, ex, PROBE_OPS), mayGrow = false) }
                         Thread.sleep(SETTLE_MILLIS)
                         if (round < options.warmupRounds) {
                             val start = System.nanoTime()
                             while (System.nanoTime() - start < WARMUP_MIN_MILLIS * 1_000_000 / 4) {
-                                ops[key] = sized(n, ChannelShapes.run(shape, ex, n))
+                                val n = ops.getValue(key)
+                                ops[key] = resized(n, ChannelShapes.run(shape, ex, n), mayGrow = true)
                             }
                         } else {
+                            val n = ops.getValue(key)
                             val nanosPerOp = ChannelShapes.run(shape, ex, n)
                             values.getOrPut(key) { ArrayList() }.add(nanosPerOp)
-                            ops[key] = sized(n, nanosPerOp)
+                            ops[key] = resized(n, nanosPerOp, mayGrow = false)
                         }
                     }
                 }
@@ -84,13 +94,18 @@ class ChannelWorkloads(private val options: Options) {
     }
 
     /**
-     * Operations for the next run of a shape: [current], or fewer if a run at [nanosPerOp] would
-     * take longer than [RUN_BUDGET_MILLIS]; never more than before, so an executor with a slow
-     * mode (`ForkJoinPool(4)` on 2 cores swings between about 4 and 60 us per hand-off) that
-     * showed it once stays within the run limit.
+     * Operations for the next run of a shape after a run of [current] at [nanosPerOp]: as many
+     * as fit in [RUN_BUDGET_MILLIS] at that speed, at most [ChannelShapes.OPS] and at least
+     * [PROBE_OPS]; fewer than [current] at once when the run was slow, more only if [mayGrow]
+     * and then at most twice [current]. So an executor with a slow mode (`ForkJoinPool(4)` on 2
+     * cores swings between about 4 and 60 us per hand-off) that shows it once stays within the
+     * run limit, and a run after a fast one takes at most twice the budget.
      */
-    private fun sized(current: Int, nanosPerOp: Double): Int =
-        minOf(current, (RUN_BUDGET_MILLIS * 1e6 / nanosPerOp).toInt()).coerceAtLeast(PROBE_OPS)
+    private fun resized(current: Int, nanosPerOp: Double, mayGrow: Boolean): Int {
+        val fits = minOf(ChannelShapes.OPS.toDouble(), RUN_BUDGET_MILLIS * 1e6 / nanosPerOp).toInt()
+        val next = if (mayGrow) minOf(fits, current * 2) else minOf(fits, current)
+        return next.coerceAtLeast(PROBE_OPS)
+    }
 
     companion object {
         /** The groups of shapes, a workload each at each parallelism (so each stays within the report's run limit). */
