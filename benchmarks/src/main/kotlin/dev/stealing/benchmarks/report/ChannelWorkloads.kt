@@ -56,9 +56,9 @@ class ChannelWorkloads(private val options: Options) {
      * fresh JVM runs interpreted code (100 times slower or more); so warm-up runs let the size
      * grow again, doubling at most per run, and measured runs only shrink it. Before, the size
      * only shrank: the first executor of every workload (ours, in round 0 of the rotation) kept
-     * the probe's 3,000 operations on its first shape where the others ran 100,000, and paid a
-     * run's fixed costs (the coroutine's loop entered interpreted, then on-stack replaced) over
-     * that few: 1.2-1.6 x Default on a shape that never dispatches
+     * the probe's size on its first shape (2,939 operations where the others ran 41,057-100,000)
+     * and paid a run's fixed costs (the coroutine's loop entered interpreted, then on-stack
+     * replaced) over that few: 1.2-1.6 x Default on a shape that never dispatches
      * (docs/investigations/2026-12-03-the-channel-rows-first-shape.md).
      */
     private fun measure(p: Int, shapes: List<String>): Map<Pair<String, String>, List<Double>> {
