@@ -70,16 +70,15 @@ class ChannelWorkloads(private val options: Options) {
                 for (ex in rotate(executors, round)) {
                     for (shape in shapes) {
                         val key = metricId(p, shape) to ex.id
-                        ops.getOrPut(key) { resized(ChannelShapes.OPS, ChannelShapes.run(shape, ex, PROBE_OPS), mayGrow = false) }
+                        var n = ops.getOrPut(key) { resized(ChannelShapes.OPS, ChannelShapes.run(shape, ex, PROBE_OPS), mayGrow = false) }
                         Thread.sleep(SETTLE_MILLIS)
                         if (round < options.warmupRounds) {
                             val start = System.nanoTime()
                             while (System.nanoTime() - start < WARMUP_MIN_MILLIS * 1_000_000 / 4) {
-                                val n = ops.getValue(key)
-                                ops[key] = resized(n, ChannelShapes.run(shape, ex, n), mayGrow = true)
+                                n = resized(n, ChannelShapes.run(shape, ex, n), mayGrow = true)
                             }
+                            ops[key] = n
                         } else {
-                            val n = ops.getValue(key)
                             val nanosPerOp = ChannelShapes.run(shape, ex, n)
                             values.getOrPut(key) { ArrayList() }.add(nanosPerOp)
                             ops[key] = resized(n, nanosPerOp, mayGrow = false)
