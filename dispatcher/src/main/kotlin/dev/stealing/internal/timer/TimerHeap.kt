@@ -16,7 +16,12 @@ import java.util.concurrent.locks.ReentrantLock
  *
  * A lock for the heap (every operation is O(log n) on a few cache lines, and usually
  * uncontended) and a cancelled timer removed at once, so the heap holds only live timers:
- * `docs/timers.md` ("Cancellation and memory").
+ * `docs/timers.md` ("Cancellation and memory"). The heap's arrays are a [DeadlineHeap].
+ *
+ * No timer is lost to an Error, an `OutOfMemoryError` while the arrays grow above all: the room
+ * for the offers is made before they leave the inbox ([takeOffersLocked]), an add makes its
+ * room before it changes anything, and [closeAndDrain] collects the timers it passes on without
+ * allocating, and passes on all of them even when its action fails for one.
  *
  * [earliest] is the heap's head (offered timers not yet taken in are not in it), published with
  * a volatile write after every change, so a parking owner can compute its park timeout, and
@@ -26,16 +31,7 @@ import java.util.concurrent.locks.ReentrantLock
  */
 internal class TimerHeap {
     private val lock = ReentrantLock()
-    private var queue = arrayOfNulls<Timer>(INITIAL_CAPACITY) // guarded by lock
-
-    /**
-     * `queue[i].deadline` for every i < count, guarded by lock: sifting compares deadlines in
-     * this array and loads a timer object only to break a tie, so a deep heap costs one cache
-     * line per level instead of one timer object per comparison.
-     */
-    private var deadlines = LongArray(INITIAL_CAPACITY)
-    private var count = 0 // guarded by lock
-    private var nextSeq = 0L // guarded by lock
+    private val heap = DeadlineHeap() // guarded by lock
     private var closed = false // guarded by lock
 
     /**
@@ -54,12 +50,19 @@ internal class TimerHeap {
     @Volatile var ownerParkDeadline: Long = 0L
         private set
 
+    /** Tests only: [DeadlineHeap.beforeAllocation] of this heap's arrays. */
+    internal var beforeAllocation: Runnable?
+        get() = heap.beforeAllocation
+        set(value) {
+            heap.beforeAllocation = value
+        }
+
     /** The length of the heap's array (tests: memory given back after a burst). */
-    fun capacity(): Int = locked { queue.size }
+    fun capacity(): Int = locked { heap.capacity() }
 
     /** Pending timers, heap and inbox (for stats: under the lock, exact at one moment). */
     fun pendingCount(): Int = locked {
-        var n = count
+        var n = heap.size
         var t = inbox
         if (t === CLOSED_INBOX) t = null
         while (t != null) {
@@ -90,10 +93,11 @@ internal class TimerHeap {
      */
     fun add(timer: Timer): Int = locked {
         if (closed) return@locked CLOSED
+        heap.ensureRoom(1) // first: an Error there leaves the timer unadded, and its creator told
         timer.heap = this
-        insertLocked(timer)
+        heap.insert(timer)
         publishLocked()
-        if (queue[0] === timer) ADDED_EARLIEST else ADDED
+        if (heap.head() === timer) ADDED_EARLIEST else ADDED
     }
 
     /**
@@ -174,9 +178,9 @@ internal class TimerHeap {
                 timer.heapIndex = CANCELLED_IN_INBOX
                 true
             }
-            i < 0 || i >= count || queue[i] !== timer -> false
+            !heap.holdsAt(i, timer) -> false
             else -> {
-                removeAt(i)
+                heap.removeAt(i)
                 publishLocked()
                 true
             }
@@ -189,14 +193,14 @@ internal class TimerHeap {
      */
     fun pollDue(now: Long, into: Array<Timer?>, max: Int): Int = locked {
         takeOffersLocked()
-        takeDue(now, into, max)
+        takeDueLocked(now, into, max)
     }
 
     /** [pollDue] of the heap alone, for another worker: 0 at once if the lock is held. */
     fun tryPollDue(now: Long, into: Array<Timer?>, max: Int): Int {
         if (!lock.tryLock()) return 0
         try {
-            return takeDue(now, into, max)
+            return takeDueLocked(now, into, max)
         } finally {
             lock.unlock()
         }
@@ -204,31 +208,44 @@ internal class TimerHeap {
 
     /**
      * Closes this heap (later adds and offers are refused) and passes every pending timer,
-     * offered ones too, to [action].
+     * offered ones too, to [action], after the lock is released. Under the lock it allocates
+     * nothing: the timers are linked into one list through [Timer.nextInInbox] (free once a
+     * timer is out of the inbox, and no longer read by anyone else once the heap is closed), so
+     * an `OutOfMemoryError` cannot strand the ones not yet collected. An Error or exception from
+     * [action] for one timer does not keep the others from it: the first is thrown once all were
+     * passed, the others added to it as suppressed.
      */
     fun closeAndDrain(action: (Timer) -> Unit) {
-        val taken = ArrayList<Timer>()
+        var first: Timer? = null
         locked {
             closed = true
             var offered = INBOX.getAndSet(this, CLOSED_INBOX) as Timer?
             if (offered === CLOSED_INBOX) offered = null // closed before
+            var last: Timer? = null
             forEachOffered(offered) { t ->
                 val cancelled = t.heapIndex == CANCELLED_IN_INBOX
                 t.heap = null
                 t.heapIndex = -1
-                if (!cancelled) taken += t
+                if (!cancelled) {
+                    if (last == null) first = t else last!!.nextInInbox = t
+                    last = t
+                }
             }
-            for (i in 0 until count) {
-                val t = queue[i]!!
-                t.heap = null
-                t.heapIndex = -1
-                taken += t
+            heap.drain { t ->
+                if (last == null) first = t else last!!.nextInInbox = t
+                last = t
             }
-            queue.fill(null, 0, count)
-            count = 0
             publishLocked()
         }
-        taken.forEach(action)
+        var failure: Throwable? = null
+        forEachOffered(first) { t ->
+            try {
+                action(t)
+            } catch (e: Throwable) {
+                if (failure == null) failure = e else failure!!.addSuppressed(e)
+            }
+        }
+        failure?.let { throw it }
     }
 
     private inline fun <R> locked(block: () -> R): R {
@@ -244,12 +261,32 @@ internal class TimerHeap {
      * Under the lock: moves the inbox into the heap, oldest offer first (so equal deadlines keep
      * their offer order), dropping the ones removed meanwhile; true if [earliest] changed (only
      * to an earlier timer: nothing leaves the heap here).
+     *
+     * It takes exactly the offers it counted, and makes room for them first: an Error while the
+     * heap grows (an `OutOfMemoryError`) leaves every offer in the inbox, for the next take or
+     * the closing drain, where taking them first would have dropped all those not yet inserted.
+     * Offers pushed after the count stay in the inbox: they are above the counted ones (an
+     * offer only pushes onto the head), so the link to the counted ones is cut from the newest
+     * of them, a field only lock holders read once its push is done.
      */
     private fun takeOffersLocked(): Boolean {
         val head = inbox
         if (head == null || head === CLOSED_INBOX) return false
-        // Not CLOSED_INBOX: only closeAndDrain() closes it, under this lock.
-        var newestFirst = INBOX.getAndSet(this, null) as Timer?
+        // Not CLOSED_INBOX, and still holding `head` and all below it: only closeAndDrain()
+        // closes the inbox and only this method empties it, both under this lock.
+        var offers = 0
+        var t: Timer? = head
+        while (t != null) {
+            offers++
+            t = t.nextInInbox
+        }
+        heap.ensureRoom(offers)
+        if (!INBOX.compareAndSet(this, head, null)) {
+            var newer = inbox!!
+            while (newer.nextInInbox !== head) newer = newer.nextInInbox!!
+            newer.nextInInbox = null
+        }
+        var newestFirst: Timer? = head
         var oldestFirst: Timer? = null
         while (newestFirst != null) { // reverse the stack
             val next = newestFirst.nextInInbox
@@ -258,12 +295,12 @@ internal class TimerHeap {
             newestFirst = next
         }
         val before = earliest
-        forEachOffered(oldestFirst) { t ->
-            if (t.heapIndex == CANCELLED_IN_INBOX) {
-                t.heap = null
-                t.heapIndex = -1
+        forEachOffered(oldestFirst) { o ->
+            if (o.heapIndex == CANCELLED_IN_INBOX) {
+                o.heap = null
+                o.heapIndex = -1
             } else {
-                insertLocked(t)
+                heap.insert(o) // room made above: allocates nothing
             }
         }
         publishLocked()
@@ -281,94 +318,16 @@ internal class TimerHeap {
         }
     }
 
-    /** Under the lock: sifts [timer] (whose [Timer.heap] is already this) into the heap. */
-    private fun insertLocked(timer: Timer) {
-        timer.seq = nextSeq++
-        if (count == queue.size) resize(count * 2)
-        siftUp(count++, timer)
-    }
-
     /** Under the lock: republishes [earliest] after a change. */
     private fun publishLocked() {
-        earliest = if (count == 0) null else queue[0]
+        earliest = heap.head()
     }
 
-    private fun takeDue(now: Long, into: Array<Timer?>, max: Int): Int {
-        var n = 0
-        while (n < max && count > 0) {
-            if (deadlines[0] - now > 0) break
-            val head = queue[0]!!
-            removeAt(0)
-            into[n++] = head
-        }
+    /** Under the lock: takes up to [max] timers due at [now] into [into], earliest first. */
+    private fun takeDueLocked(now: Long, into: Array<Timer?>, max: Int): Int {
+        val n = heap.takeDue(now, into, max)
         if (n > 0) publishLocked()
         return n
-    }
-
-    /** Under the lock: removes the timer at [i] (the caller republishes [earliest]). */
-    private fun removeAt(i: Int) {
-        val removed = queue[i]!!
-        removed.heap = null
-        removed.heapIndex = -1
-        val last = --count
-        val moved = queue[last]!!
-        queue[last] = null
-        if (i != last) {
-            siftDown(i, moved)
-            if (queue[i] === moved) siftUp(i, moved)
-        }
-        // Give memory back after a burst: at a quarter full, halve (never below the initial size).
-        if (queue.size > INITIAL_CAPACITY && count < queue.size / 4) resize(queue.size / 2)
-    }
-
-    private fun resize(capacity: Int) {
-        queue = queue.copyOf(capacity)
-        deadlines = deadlines.copyOf(capacity)
-    }
-
-    /** Whether [t], due at [d], comes before the timer at index [j]. */
-    private fun before(d: Long, t: Timer, j: Int): Boolean {
-        val diff = d - deadlines[j]
-        return diff < 0 || (diff == 0L && t.seq < queue[j]!!.seq)
-    }
-
-    /** Whether the timer at index [a] comes before the one at index [b]. */
-    private fun beforeAt(a: Int, b: Int): Boolean {
-        val diff = deadlines[a] - deadlines[b]
-        return diff < 0 || (diff == 0L && queue[a]!!.seq < queue[b]!!.seq)
-    }
-
-    private fun place(i: Int, t: Timer, d: Long) {
-        queue[i] = t
-        deadlines[i] = d
-        t.heapIndex = i
-    }
-
-    private fun siftUp(start: Int, t: Timer) {
-        val d = t.deadline
-        var i = start
-        while (i > 0) {
-            val parent = (i - 1) ushr 1
-            if (!before(d, t, parent)) break
-            place(i, queue[parent]!!, deadlines[parent])
-            i = parent
-        }
-        place(i, t, d)
-    }
-
-    private fun siftDown(start: Int, t: Timer) {
-        val d = t.deadline
-        var i = start
-        val half = count ushr 1
-        while (i < half) {
-            var child = 2 * i + 1
-            val right = child + 1
-            if (right < count && beforeAt(right, child)) child = right
-            if (before(d, t, child)) break
-            place(i, queue[child]!!, deadlines[child])
-            i = child
-        }
-        place(i, t, d)
     }
 
     companion object {
@@ -377,7 +336,7 @@ internal class TimerHeap {
         const val ADDED_EARLIEST = 2
         const val OFFERED = 3
         const val OFFERED_EARLIER = 4
-        const val INITIAL_CAPACITY = 16
+        const val INITIAL_CAPACITY = DeadlineHeap.INITIAL_CAPACITY
 
         /** [Timer.heapIndex] of a timer offered and not yet taken into the heap. */
         const val IN_INBOX = -2
