@@ -50,6 +50,12 @@ import kotlin.coroutines.CoroutineContext
  * timer thread; see [scheduleResumeAfterDelay]. The [executor] is also a
  * [java.util.concurrent.ScheduledExecutorService] on the same timers.
  *
+ * The pool starts its threads lazily, as work needs them. Each gets the context class loader of
+ * the thread that created the pool (the shared pool's: the class loader of this library), not
+ * that of the thread whose submission happened to start it, so a loader of a request, a plugin
+ * or a test is never kept alive by the pool's threads, and every task sees the same loader
+ * unless it sets its own.
+ *
  * [close] stops intake, runs everything already accepted (pending `delay`s and delayed tasks
  * included, at their time) and joins the threads. After it, a coroutine dispatched here from
  * outside the pool has its job cancelled and finishes on [Dispatchers.IO], as with kotlinx's
@@ -236,7 +242,13 @@ public class StealingDispatcher private constructor(
     public companion object Default : CoroutineDispatcher(), Delay {
         private val instance: StealingDispatcher by lazy {
             StealingDispatcher(
-                WorkStealingPool(Runtime.getRuntime().availableProcessors(), "StealingDispatcher.Default", StealingOptions.DEFAULT.toPoolConfig()),
+                WorkStealingPool(
+                    Runtime.getRuntime().availableProcessors(),
+                    "StealingDispatcher.Default",
+                    StealingOptions.DEFAULT.toPoolConfig(),
+                    // Not the first user's: created lazily, it would keep that caller's loader for good.
+                    threadContextClassLoader = StealingDispatcher::class.java.classLoader,
+                ),
                 isShared = true,
             )
         }

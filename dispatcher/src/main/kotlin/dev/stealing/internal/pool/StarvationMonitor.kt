@@ -75,6 +75,7 @@ internal class StarvationMonitor(
 
     init {
         isDaemon = true // it never keeps the JVM alive; the workers decide that
+        contextClassLoader = pool.threadContextClassLoader // as the workers' (WorkerHost says why)
     }
 
     fun startOnce() {

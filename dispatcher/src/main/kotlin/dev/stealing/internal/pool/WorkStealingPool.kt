@@ -35,7 +35,8 @@ internal class WorkStealingPool(
     parallelism: Int,
     name: String,
     config: PoolConfig,
-) : WorkerHost(parallelism, name, config) {
+    threadContextClassLoader: ClassLoader? = Thread.currentThread().contextClassLoader,
+) : WorkerHost(parallelism, name, config, threadContextClassLoader) {
     /** Watches for workers stuck in tasks while work waits; null if disabled. Started with the first worker. */
     val monitor: StarvationMonitor? = nanosOrNever(config.starvationInterval).let { interval ->
         if (interval == 0L || interval == Long.MAX_VALUE) null else StarvationMonitor(this, interval)

@@ -107,6 +107,7 @@ internal class Worker(
 
     init {
         isDaemon = pool.config.daemon
+        contextClassLoader = pool.threadContextClassLoader // not the starting thread's (WorkerHost says why)
     }
 
     override fun run() {

@@ -26,6 +26,14 @@ internal abstract class WorkerHost(
     val parallelism: Int,
     val name: String,
     val config: PoolConfig,
+    /**
+     * The context class loader of every thread this pool starts (its workers, extra workers and
+     * its monitor), fixed when the pool is created: by default the one of the thread that creates
+     * it. A thread started later would otherwise inherit the loader of whichever thread happened
+     * to start it (a submitter from a web request, a plugin, a test's throwaway loader), which
+     * would then stay reachable from the pool's threads for as long as they live.
+     */
+    val threadContextClassLoader: ClassLoader?,
 ) : IdleHost {
     init {
         require(name.isNotBlank()) { "name must not be blank, was \"$name\"" }
