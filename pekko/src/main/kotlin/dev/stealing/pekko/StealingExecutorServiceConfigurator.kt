@@ -72,14 +72,17 @@ public class StealingExecutorServiceConfigurator(
     /**
      * Pekko's factory for the dispatcher [id]'s executor: each executor it creates is a new
      * [StealingDispatcher]. The pool starts its own threads; of [threadFactory] (Pekko's, for the
-     * system) it takes the name and the handler of uncaught errors.
+     * system) it takes the name, the handler of uncaught errors and the context class loader
+     * (the actor system's class loader, as on `fork-join-executor`; the system's dynamic-access
+     * class loader if the factory has none), which the pool gives every thread it starts.
      */
     override fun createExecutorServiceFactory(id: String, threadFactory: ThreadFactory): ExecutorServiceFactory {
         val pekkoThreads = threadFactory as? MonitorableThreadFactory
         val name = settings.name.ifBlank { "${pekkoThreads?.name() ?: prerequisites.settings().name()}-$id" }
         val uncaught = pekkoThreads?.exceptionHandler()
+        val loader = pekkoThreads?.contextClassLoader()?.takeIf { it.isDefined }?.get() ?: prerequisites.dynamicAccess().classLoader()
         return object : ExecutorServiceFactory {
-            override fun createExecutorService(): ExecutorService = newExecutorService(id, name, uncaught)
+            override fun createExecutorService(): ExecutorService = newExecutorService(id, name, uncaught, loader)
         }
     }
 
@@ -103,15 +106,30 @@ public class StealingExecutorServiceConfigurator(
         }
     }
 
-    private fun newExecutorService(id: String, name: String, uncaught: Thread.UncaughtExceptionHandler?): ExecutorService {
+    private fun newExecutorService(id: String, name: String, uncaught: Thread.UncaughtExceptionHandler?, loader: ClassLoader): ExecutorService {
         var options = StealingOptions.DEFAULT
             .withDaemon(prerequisites.settings().Daemonicity())
             .withMaxThreads(settings.maxThreads)
             .withExceptionHandler(failureHandler(name, uncaught))
         settings.keepAlive?.let { options = options.withKeepAlive(it) }
         settings.spinRounds?.let { options = options.withSpinRounds(it) }
-        val dispatcher = StealingDispatcher(settings.parallelism, name, options)
+        val dispatcher = createdWithContextClassLoader(loader) { StealingDispatcher(settings.parallelism, name, options) }
         return PekkoExecutorService(dispatcher, settings.affinity, settings.blockingContext, PoolRegistry.register(prerequisites, id, dispatcher))
+    }
+
+    /**
+     * Runs [create] with [loader] as this thread's context class loader: a pool gives the threads
+     * it starts the context class loader of the thread that created it.
+     */
+    private inline fun <T> createdWithContextClassLoader(loader: ClassLoader, create: () -> T): T {
+        val thread = Thread.currentThread()
+        val before = thread.contextClassLoader
+        thread.contextClassLoader = loader
+        try {
+            return create()
+        } finally {
+            thread.contextClassLoader = before
+        }
     }
 
     public companion object {
