@@ -1,6 +1,7 @@
 package dev.stealing.internal.idle
 
 import dev.stealing.internal.jvm.StackHeadroom
+import dev.stealing.internal.jvm.TestHooks
 import dev.stealing.internal.jvm.UnparkEvent
 import dev.stealing.internal.jvm.fieldHandle
 import dev.stealing.internal.jvm.jfrStarted
@@ -133,10 +134,20 @@ internal class IdleControl(
     /**
      * Tests only: called with a [PendingPop] step just before [finishPop] takes it, and with a
      * [FaultStep] (a counted start, the steps of an idle transition); a hook that throws stands
-     * in for an Error there. A volatile read on the wake-up and parking paths only, which also unpark or
-     * park a thread.
+     * in for an Error there. Read only where [TestHooks.ENABLED] ([faultAt]), so elsewhere the
+     * wake-up and parking paths never load it.
      */
-    @Volatile @JvmField internal var faultHook: IntConsumer? = null
+    @Volatile internal var faultHook: IntConsumer? = null
+        set(value) {
+            TestHooks.requireEnabled()
+            field = value
+        }
+
+    /** Runs [faultHook] at [step] where test hooks are on; nothing (folded away by the JIT) elsewhere. */
+    @Suppress("NOTHING_TO_INLINE")
+    inline fun faultAt(step: Int) {
+        if (TestHooks.ENABLED) faultHook?.accept(step)
+    }
 
     /**
      * Set after a catch left a step to a completer ([IdleNode.pendingPop]); cleared by the

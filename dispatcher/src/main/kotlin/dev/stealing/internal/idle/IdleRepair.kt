@@ -34,17 +34,17 @@ import java.lang.invoke.VarHandle
 internal inline fun IdleControl.finishPop(node: IdleNode): Boolean {
     var left = PendingPop.CLAIM
     try {
-        faultHook?.accept(PendingPop.CLAIM)
+        faultAt(PendingPop.CLAIM)
         if (claimPopped(node)) {
             left = PendingPop.UNPARK
-            faultHook?.accept(PendingPop.UNPARK)
+            faultAt(PendingPop.UNPARK)
             wake(node)
             left = PendingPop.NONE
             activated(node)
             return true
         }
         left = PendingPop.UNDO
-        faultHook?.accept(PendingPop.UNDO)
+        faultAt(PendingPop.UNDO)
         addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
         return false
     } catch (e: Throwable) {

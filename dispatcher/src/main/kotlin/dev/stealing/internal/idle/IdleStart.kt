@@ -16,7 +16,7 @@ package dev.stealing.internal.idle
  */
 internal fun IdleControl.startWorkerOrUndo(): Boolean {
     val started = try {
-        faultHook?.accept(FaultStep.START)
+        faultAt(FaultStep.START)
         host.startWorker()
     } catch (e: Throwable) {
         addCtl(-Ctl.LIVE_ONE - Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)

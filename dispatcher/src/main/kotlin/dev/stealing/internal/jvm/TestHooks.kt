@@ -2,7 +2,9 @@ package dev.stealing.internal.jvm
 
 /**
  * Whether the engine reads its test hooks: the points where a test makes a step fail or wait
- * (`MpmcTaskQueue.afterClaim`, between a producer's claim of a slot and its write). Off unless
+ * (`MpmcTaskQueue.afterClaim`, between a producer's claim of a slot and its write;
+ * `IdleControl.faultHook`, the steps of a wake-up, a start and an idle transition;
+ * `DeadlineHeap.beforeAllocation`, the arrays of a timer heap). Off unless
  * the JVM runs with `-Ddev.stealing.testHooks=true`, which this project's test suite sets (the
  * surefire configuration in dispatcher/pom.xml). A static final, so in every other JVM the JIT
  * folds a hook's read away and the hot path it sits on pays nothing for it.

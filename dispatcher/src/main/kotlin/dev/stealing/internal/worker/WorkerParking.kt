@@ -126,7 +126,7 @@ internal class WorkerParking(private val worker: Worker) {
      * an overflow could stop.
      */
     private inline fun look(step: Int, block: () -> Boolean): Boolean = try {
-        pool.idle.faultHook?.accept(step)
+        pool.idle.faultAt(step)
         heldError != null || block()
     } catch (e: Throwable) {
         if (heldError == null) heldError = e
