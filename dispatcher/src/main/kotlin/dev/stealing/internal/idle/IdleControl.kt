@@ -143,12 +143,6 @@ internal class IdleControl(
             field = value
         }
 
-    /** Runs [faultHook] at [step] where test hooks are on; nothing (folded away by the JIT) elsewhere. */
-    @Suppress("NOTHING_TO_INLINE")
-    inline fun faultAt(step: Int) {
-        if (TestHooks.ENABLED) faultHook?.accept(step)
-    }
-
     /**
      * Set after a catch left a step to a completer ([IdleNode.pendingPop]); cleared by the
      * completer that takes the steps (`IdleRepair.kt`). A plain store in the catch.

@@ -1,5 +1,6 @@
 package dev.stealing.internal.idle
 
+import dev.stealing.internal.jvm.TestHooks
 import dev.stealing.internal.jvm.fieldHandle
 import java.lang.invoke.VarHandle
 
@@ -93,6 +94,12 @@ private fun IdleControl.finishLeftPop(node: IdleNode, step: Int) {
 }
 
 private val REPAIR_PENDING: VarHandle = fieldHandle(IdleControl::class.java, "repairPending", Boolean::class.javaPrimitiveType!!)
+
+/** Runs [IdleControl.faultHook] at [step] where test hooks are on; nothing (folded away by the JIT) elsewhere. */
+@Suppress("NOTHING_TO_INLINE")
+internal inline fun IdleControl.faultAt(step: Int) {
+    if (TestHooks.ENABLED) faultHook?.accept(step)
+}
 
 /**
  * Steps at which [IdleControl.faultHook] is called besides the [PendingPop] steps of a pop

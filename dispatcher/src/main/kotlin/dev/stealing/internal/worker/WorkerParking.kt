@@ -2,6 +2,7 @@ package dev.stealing.internal.worker
 
 import dev.stealing.internal.idle.FaultStep
 import dev.stealing.internal.idle.IdleControl
+import dev.stealing.internal.idle.faultAt
 import dev.stealing.internal.idle.finishLeftPops
 import dev.stealing.internal.idle.parkWhileIdle
 import dev.stealing.internal.jvm.ParkEvent
