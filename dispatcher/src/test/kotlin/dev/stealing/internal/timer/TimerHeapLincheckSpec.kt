@@ -214,6 +214,43 @@ class SequentialParkDeadline {
     fun lostWakeUps(): Int = 0
 }
 
+/**
+ * Offers racing a take of the inbox alone: one thread offers, the other takes the offers in,
+ * reads the pending count and takes what is due. A take counts the offers from the head it read,
+ * makes room for them, and takes exactly those; an offer pushed between its count and its CAS
+ * stays in the inbox, cut from the counted ones (`TimerHeap.takeOffersLocked`). A cut left out
+ * would take a timer in twice, and a lost one would never come out: neither has a sequential
+ * order, so Lincheck reports it. (The full model above leaves too few scenarios for this race.)
+ * Linearizable against [SequentialTimerHeap].
+ */
+@Param(name = "id", gen = IntGen::class, conf = "0:4")
+class OfferTakeModel {
+    private val heap = TimerHeap()
+    private val timers = Array(DEADLINES.size) { ModelTimer(it) }
+    private val used = BooleanArray(DEADLINES.size) // only the offerer touches it
+
+    @Operation(nonParallelGroup = "offerer")
+    fun offer(@Param(name = "id") id: Int): String {
+        if (used[id]) return "used"
+        used[id] = true
+        heap.offer(timers[id])
+        return "offered" // the park deadline is never published here: every offer says so
+    }
+
+    @Operation(nonParallelGroup = "taker")
+    fun takeOffers(): Boolean = heap.takeOffers()
+
+    @Operation(nonParallelGroup = "taker")
+    fun pending(): Int = heap.pendingCount()
+
+    @Operation(nonParallelGroup = "taker")
+    fun pollDue(): List<Int> {
+        val into = arrayOfNulls<Timer>(BATCH)
+        val n = heap.pollDue(NOW, into, BATCH)
+        return (0 until n).map { (into[it] as ModelTimer).id }
+    }
+}
+
 class TimerHeapLincheckSpec : FunSpec({
     test("sequential: 200,000 random adds, offers, removals, takes and reads against a sorted reference") {
         class T(deadline: Long) : Timer(deadline) {
@@ -283,6 +320,17 @@ class TimerHeapLincheckSpec : FunSpec({
             .invocationsPerIteration(if (full) 300 else 200)
             .sequentialSpecification(SequentialTimerHeap::class.java)
             .check(TimerHeapLincheckModel::class)
+    }
+
+    test("model checking: offers racing a take of the inbox are each taken in once, those after its count at the next take") {
+        loadTolerant(ModelCheckingOptions())
+            .threads(2)
+            .actorsPerThread(3)
+            .actorsBefore(1)
+            .iterations(if (stressMultiplier > 1) 30 * stressMultiplier else 8) // default build: its time budget
+            .invocationsPerIteration(500)
+            .sequentialSpecification(SequentialTimerHeap::class.java)
+            .check(OfferTakeModel::class)
     }
 
     test("model checking: an offer racing the owner's park deadline is taken in or wakes the owner (no lost wake-up)") {
