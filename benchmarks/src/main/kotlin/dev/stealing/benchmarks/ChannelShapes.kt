@@ -71,8 +71,17 @@ object ChannelShapes {
         if (ex.id != "default") ex.dispatcher
         else synchronized(limitedDefaults) { limitedDefaults.getOrPut(ex.parallelism) { Dispatchers.Default.limitedParallelism(ex.parallelism) } }
 
-    /** Coroutines of [shape] on a dispatcher of parallelism [p]. */
+    /** Coroutines of [shape] on a dispatcher of parallelism [p] (a producer/consumer shape launches [launched] of them). */
     fun coroutines(shape: String, p: Int): Int = if (shape.endsWith("-1000")) 1_000 else p
+
+    /** Coroutines [shape] launches on a dispatcher of parallelism [p]: producers and consumers in equal numbers, at least one each. */
+    fun launched(shape: String, p: Int): Int {
+        val n = coroutines(shape, p)
+        return if (shape.startsWith("pc-")) 2 * producers(n) else n
+    }
+
+    /** Producers (and as many consumers) of a producer/consumer shape of [coroutines] coroutines. */
+    private fun producers(coroutines: Int): Int = maxOf(1, coroutines / 2)
 
     /**
      * Runs [shape] once on [ex], with [ops] acquisitions or messages in all (at least one per
@@ -138,7 +147,7 @@ object ChannelShapes {
     }
 
     private fun producersConsumers(d: CoroutineDispatcher, capacity: Int, coroutines: Int, ops: Int): Int {
-        val producers = maxOf(1, coroutines / 2)
+        val producers = producers(coroutines)
         val consumers = producers
         val each = ops / producers
         val total = runBlocking {

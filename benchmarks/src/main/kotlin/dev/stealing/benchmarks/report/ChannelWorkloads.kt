@@ -35,12 +35,13 @@ class ChannelWorkloads(private val options: Options) {
     }
 
     private fun title(p: Int, shape: String): String {
-        val n = ChannelShapes.coroutines(shape, p)
+        val n = ChannelShapes.launched(shape, p)
+        val coroutines = if (n == 1) "1 coroutine" else "$n coroutines"
         val parts = shape.split('-')
         val what = when (parts[0]) {
-            "chsem" -> "channel(${parts[1]}) as a semaphore, $n coroutines"
-            "sem" -> "Semaphore(${parts[1]}), $n coroutines"
-            else -> "producers/consumers, ${if (parts[1] == "rdv") "rendezvous" else "buffered(${ChannelShapes.BUFFER})"} channel, $n coroutines"
+            "chsem" -> "channel(${parts[1]}) as a semaphore, $coroutines"
+            "sem" -> "Semaphore(${parts[1]}), $coroutines"
+            else -> "producers/consumers, ${if (parts[1] == "rdv") "rendezvous" else "buffered(${ChannelShapes.BUFFER})"} channel, $coroutines"
         }
         return "channels, p = $p: $what (per operation)"
     }
