@@ -71,7 +71,7 @@ object ChannelShapes {
         if (ex.id != "default") ex.dispatcher
         else synchronized(limitedDefaults) { limitedDefaults.getOrPut(ex.parallelism) { Dispatchers.Default.limitedParallelism(ex.parallelism) } }
 
-    /** Coroutines of [shape] on a dispatcher of parallelism [p] (a producer/consumer shape launches [launched] of them). */
+    /** The size of [shape] on a dispatcher of parallelism [p]: its coroutines, or for producers and consumers their total before rounding ([launched]). */
     fun coroutines(shape: String, p: Int): Int = if (shape.endsWith("-1000")) 1_000 else p
 
     /** Coroutines [shape] launches on a dispatcher of parallelism [p]: producers and consumers in equal numbers, at least one each. */
