@@ -127,7 +127,4 @@ final class ApiModel {
         }
         return result;
     }
-
-    // ---------------------------------------------------------------------------------------
-    // Rewriting one stub file: edits on its text, applied from the end.
 }
