@@ -145,7 +145,7 @@ internal class IdleControl(
 
     /**
      * Set after a catch left a step to a completer ([IdleNode.pendingPop]); cleared by the
-     * completer that takes the steps (`IdleRepair.kt`). A plain store in the catch.
+     * completer that takes the steps, set again if an Error cuts its walk (`IdleRepair.kt`).
      */
     @Volatile @JvmField internal var repairPending = false
 

@@ -6,8 +6,9 @@ import java.lang.invoke.VarHandle
 
 // A pop that an Error must not cut in half (finishPop), and finishing the steps of one that an
 // Error cut short. The popper wrote what is left to the node (IdleNode.pendingPop) and set
-// IdleControl.repairPending; a thread with stack to spare, the starvation monitor at each look
-// or a worker about to go idle, finishes the step as the popper would have, later. A popper
+// IdleControl.repairPending; a completer (the starvation monitor at each look, a worker about
+// to go idle, wakeAll) finishes the step as the popper would have, later, and an Error in the
+// completer leaves the step and the flag as it found them. A popper
 // delayed between its CAS on ctl and its claim, its unpark or its undo is a case the protocol
 // already allows (docs/parking.md, "Errors in the signalling path"), so finishing the step late
 // is as correct as finishing it at once.
@@ -22,8 +23,8 @@ import java.lang.invoke.VarHandle
  * repaired by no later event, and a count left standing makes every later signal see a
  * searcher that does not exist and wake nobody. So the catch writes the step that is left to
  * the node with plain stores only (a call could overflow again) and sets [repairPending];
- * a thread with stack to spare finishes it (`IdleRepair.kt`: the starvation monitor, or a
- * worker about to go idle). That is a popper delayed between two of its steps, which the
+ * a completer finishes it ([finishLeftPops]: the starvation monitor, a worker about to go
+ * idle, [IdleControl.wakeAll]). That is a popper delayed between two of its steps, which the
  * protocol already allows (docs/parking.md, "Errors in the signalling path").
  *
  * Inline, so that its `try` opens in the frame whose CAS popped the node: a call to it would be
@@ -59,23 +60,41 @@ internal inline fun IdleControl.finishPop(node: IdleNode): Boolean {
 
 /**
  * Finishes every step that a popper left undone, if any was left (one volatile read otherwise).
- * Any thread but the one whose pop failed, which is still unwinding its Error.
+ *
+ * Any thread may call it, also one deep in its stack or unwinding an Error of its own: an
+ * outside submitter reaches it through `tryQuiesce` and [IdleControl.wakeAll] in the `finally`
+ * of a keyed offer or a timer insert, where its pop may just have failed. So an Error in the
+ * walk loses nothing: the flag, cleared before the walk, is set again in the catch (a plain
+ * store), and a step taken off a node goes back to it ([finishLeftPop]). Before, an overflow
+ * after the swap left the flag down with a claim still on a node, and a stopped pool waited
+ * for a worker that nobody would wake (the ledger soak with an overflowing submitter hung so).
  */
 internal fun IdleControl.finishLeftPops() {
     if (!repairPending) return
     // Cleared before the nodes are read: a popper writes its node, then the flag, so a step left
     // after this swap sets the flag again for the next completer.
     if (!(REPAIR_PENDING.getAndSet(this, false) as Boolean)) return
-    host.forEachIdleNode { node ->
-        val step = node.takePendingPop()
-        if (step != PendingPop.NONE) finishLeftPop(node, step)
+    try {
+        host.forEachIdleNode { node -> finishLeftPop(node) }
+    } catch (e: Throwable) {
+        repairPending = true // the nodes not reached (and one whose step went back) wait for the next completer
+        throw e
     }
 }
 
-/** Finishes [step] (a [PendingPop]) of a pop of [node]; if an Error cuts this short too, it is left again. */
-private fun IdleControl.finishLeftPop(node: IdleNode, step: Int) {
-    var left = step
+/**
+ * Takes the step left on [node], if any, and finishes it; if an Error cuts that short, what is
+ * left of it goes back to the node and the flag is set, as a popper's catch leaves it. Inline,
+ * so the take and the `try` are in one frame: entering a called function after the take is a
+ * step an overflow can stop, and the step would be lost with it.
+ */
+@Suppress("NOTHING_TO_INLINE")
+private inline fun IdleControl.finishLeftPop(node: IdleNode) {
+    var left = PendingPop.NONE
     try {
+        faultAt(FaultStep.REPAIR_WALK)
+        left = node.takePendingPop() // the swap is the call's last act: an overflow entering it takes nothing
+        faultAt(FaultStep.REPAIR_TAKEN)
         if (left == PendingPop.CLAIM) left = if (claimPopped(node)) PendingPop.UNPARK else PendingPop.UNDO
         if (left == PendingPop.UNPARK) {
             wake(node)
@@ -83,6 +102,7 @@ private fun IdleControl.finishLeftPop(node: IdleNode, step: Int) {
             activated(node)
         } else if (left == PendingPop.UNDO) {
             addCtl(-Ctl.ACTIVE_ONE - Ctl.SEARCHING_ONE)
+            left = PendingPop.NONE
         }
     } catch (e: Throwable) {
         if (left != PendingPop.NONE) {
@@ -117,4 +137,10 @@ internal object FaultStep {
 
     /** In an idle transition: the quiescence check of a shut-down pool (`WorkerParking`). */
     const val QUIESCE = 13
+
+    /** In [finishLeftPops]' walk: before a node's left step is taken. */
+    const val REPAIR_WALK = 14
+
+    /** In [finishLeftPops]' walk: just after a node's left step was taken, before it is done. */
+    const val REPAIR_TAKEN = 15
 }

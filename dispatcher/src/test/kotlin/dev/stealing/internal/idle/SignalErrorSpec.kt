@@ -138,6 +138,40 @@ class SignalErrorSpec : FunSpec({
         }
     }
 
+    for ((step, name) in listOf(FaultStep.REPAIR_WALK to "before it took the step", FaultStep.REPAIR_TAKEN to "just after it took the step")) {
+        test("a completer cut short $name: the step and the flag stand again, and the next completer finishes the wake-up") {
+            // An outside submitter whose pop failed goes on, in the `finally` of a keyed offer or
+            // a timer insert, to tryQuiesce -> wakeAll -> finishLeftPops on the same deep stack.
+            // Before the fix an Error there, after the flag's swap, left the claim on the node and
+            // the flag down: no completer looked again, and a stopped pool waited for a worker
+            // that nobody would wake (the ledger soak with an overflowing submitter, round 410).
+            val nodes = Array(2) { IdleNode(it, Thread()) }
+            val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "repair", host = hostOf(nodes))
+            check(idle.startOneCoreWorker() && idle.startOneCoreWorker())
+            idle.pushIdle(nodes[1])
+            idle.pushIdle(nodes[0]) // 0 on top of 1
+            armOnce(idle, PendingPop.CLAIM)
+            shouldThrow<InjectedError> { idle.wakeOrStartRegardless() } // pops 0: its claim is left
+            nodes[0].pendingPop shouldBe PendingPop.CLAIM
+            idle.repairPending shouldBe true
+            armOnce(idle, step)
+            shouldThrow<InjectedError> { idle.finishLeftPops() } // the completer's walk cut short at node 0
+            withClue("what the walk left: " + describeCtl(idle.ctl())) {
+                nodes[0].pendingPop shouldBe PendingPop.CLAIM
+                idle.repairPending shouldBe true
+                nodes[0].parkState() shouldBe ParkState.IDLE
+            }
+            idle.finishLeftPops()
+            withClue(describeCtl(idle.ctl())) {
+                nodes[0].pendingPop shouldBe PendingPop.NONE
+                nodes[0].parkState() shouldBe ParkState.RUNNING // claimed and unparked, counted once
+                Ctl.active(idle.ctl()) shouldBe 1
+                Ctl.top(idle.ctl()) shouldBe 2 // node 1 still idle on the stack
+                idle.repairPending shouldBe false
+            }
+        }
+    }
+
     test("a StackOverflowError while starting the first worker: nothing is rejected, the count is undone, the next signal starts it") {
         val d = StealingDispatcher(1, "start-overflow", StealingOptions(spinRounds = 0))
         try {
