@@ -119,11 +119,7 @@ class SignalErrorSpec : FunSpec({
     test("the undo of a stale pop cut short: the completer undoes it, and the counts come right") {
         // Idle control alone: a stale node (woken in place, still linked) is popped, and the
         // Error comes between the failed claim and the undo of the pop's count.
-        val nodes = Array(2) { IdleNode(it, Thread()) }
-        val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "undo", host = hostOf(nodes))
-        check(idle.startOneCoreWorker() && idle.startOneCoreWorker())
-        idle.pushIdle(nodes[1])
-        idle.pushIdle(nodes[0]) // 0 on top of 1
+        val (nodes, idle) = twoIdleWorkers("undo") // 0 on top of 1
         idle.wakeSelf(nodes[1]) // 1 wakes in place: stale, still linked under 0
         idle.wakeOrStartRegardless() // pops and claims 0
         nodes[1].parkState() shouldBe ParkState.RUNNING_ON_STACK
@@ -145,11 +141,7 @@ class SignalErrorSpec : FunSpec({
             // Before the fix an Error there, after the flag's swap, left the claim on the node and
             // the flag down: no completer looked again, and a stopped pool waited for a worker
             // that nobody would wake (the ledger soak with an overflowing submitter, round 410).
-            val nodes = Array(2) { IdleNode(it, Thread()) }
-            val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = "repair", host = hostOf(nodes))
-            check(idle.startOneCoreWorker() && idle.startOneCoreWorker())
-            idle.pushIdle(nodes[1])
-            idle.pushIdle(nodes[0]) // 0 on top of 1
+            val (nodes, idle) = twoIdleWorkers("repair") // 0 on top of 1
             armOnce(idle, PendingPop.CLAIM)
             shouldThrow<InjectedError> { idle.wakeOrStartRegardless() } // pops 0: its claim is left
             nodes[0].pendingPop shouldBe PendingPop.CLAIM
@@ -339,6 +331,16 @@ class SignalErrorSpec : FunSpec({
 })
 
 /** A host for idle control alone: no queued work, starts that always succeed. */
+/** Idle control alone, for two started workers that went idle, node 0 on top of node 1. */
+private fun twoIdleWorkers(name: String): Pair<Array<IdleNode>, IdleControl> {
+    val nodes = Array(2) { IdleNode(it, Thread()) }
+    val idle = IdleControl(parallelism = 2, maxThreads = 2, poolName = name, host = hostOf(nodes))
+    check(idle.startOneCoreWorker() && idle.startOneCoreWorker())
+    idle.pushIdle(nodes[1])
+    idle.pushIdle(nodes[0])
+    return nodes to idle
+}
+
 private fun hostOf(nodes: Array<IdleNode>) = object : IdleHost {
     override fun idleNode(index: Int): IdleNode = nodes[index]
     override fun forEachIdleNode(action: (IdleNode) -> Unit) = nodes.forEach(action)
